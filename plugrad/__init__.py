@@ -1,0 +1,43 @@
+"""plugrad: PyTorch-style tensors and autograd on pluggable backends.
+
+``import plugrad as torch`` runs a typical PyTorch tutorial. Every primitive is carried out
+by a backend plugin (NumPy on ``cpu``, CuPy on ``cuda``, pure Python on ``ref``, or a
+third-party package), found through a pluggy registry.
+"""
+from plugrad.core import methods as _methods  # noqa: F401 - binds the Tensor methods
+from plugrad.core.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+                                             no_grad, set_grad_enabled)
+from plugrad.core.device import Device, device, get_default_device, set_default_device
+from plugrad.core.dtypes import (DType, bfloat16, float16, float32, float64, get_default_dtype,
+                                 int8, int16, int32, int64, promote_types, set_default_dtype,
+                                 uint8)
+from plugrad.core.dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
+from plugrad.core.printing import set_printoptions
+from plugrad.core.registry import BackendError
+from plugrad.core.tensor import Size, Tensor
+from plugrad.core.ops._base import DeviceError, DTypeError, OpError, ShapeError
+from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+                                    full_like, linspace, logspace, ones, ones_like, tensor,
+                                    zeros, zeros_like)
+from plugrad.core.random import (Generator, bernoulli, default_generator, initial_seed,
+                                 manual_seed, multinomial, normal, rand, rand_like, randint,
+                                 randint_like, randn, randn_like, randperm, seed)
+from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
+from plugrad import autograd, cuda  # noqa: E402
+
+half, double, long, short = float16, float64, int64, int16
+float, int = float32, int32  # noqa: A001 - PyTorch's names
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t) -> int:
+    return t.numel()
+
+
+def is_floating_point(t) -> bool:
+    return t.dtype.is_floating_point

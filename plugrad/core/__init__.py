@@ -1,0 +1,1 @@
+"""The core: Tensor, dtypes, devices, autograd, differentiable ops, the backend registry."""

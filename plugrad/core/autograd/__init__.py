@@ -1,0 +1,1 @@
+"""The autograd engine: graph nodes, grad mode, backward, custom Functions, anomaly mode."""

@@ -1,0 +1,87 @@
+"""``backward`` and ``grad``: argument checks in front of the engine."""
+from __future__ import annotations
+
+from plugrad.core.autograd.engine import run_backward
+
+
+def _root_grads(outputs, grad_outputs, op):
+    from plugrad.core.factories import ones_like
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError(
+                    f"grad can be implicitly created only for scalar outputs: {op} was called on "
+                    f"a tensor of shape {list(out.shape)}; pass gradient= (a tensor of that "
+                    f"shape) or reduce the output to a scalar first, e.g. with .sum()")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {out.dtype}")
+            g = ones_like(out)
+        else:
+            from plugrad.core.tensor import Tensor
+            if not isinstance(g, Tensor):
+                from plugrad.core.factories import tensor
+                g = tensor(g, dtype=out.dtype, device=out.device)
+            if tuple(g.shape) != tuple(out.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{list(g.shape)} and output[{i}] has a shape of "
+                                   f"{list(out.shape)}.")
+            if g.device is not out.device:
+                raise RuntimeError(f"{op}: gradient is on {g.device} but the output is on "
+                                   f"{out.device}")
+        grads.append(g)
+    return grads
+
+
+def _as_tuple(x):
+    from plugrad.core.tensor import Tensor
+    if x is None:
+        return None
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
+    tensors = _as_tuple(tensors)
+    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, t in enumerate(tensors):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+    grads = _root_grads(tensors, grad_tensors, "backward")
+    run_backward(tensors, grads, retain_graph=retain_graph, create_graph=create_graph,
+                 inputs=_as_tuple(inputs))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, materialize_grads=False):
+    """Gradients of ``outputs`` w.r.t. ``inputs``, returned (``.grad`` is left alone)."""
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    for i, t in enumerate(outputs):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+    grads = _root_grads(outputs, grad_outputs, "grad")
+    result = run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph,
+                          inputs=inputs, accumulate=False)
+    out = []
+    for i, (t, g) in enumerate(zip(inputs, result)):
+        if g is None:
+            if materialize_grads:
+                from plugrad.core.factories import zeros_like
+                g = zeros_like(t)
+            elif not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to "
+                                   f"not have been used in the graph. Set allow_unused=True if "
+                                   f"this is the desired behavior.")
+        elif not create_graph:
+            g = g.detach()
+        out.append(g)
+    return tuple(out)

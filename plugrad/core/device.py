@@ -1,0 +1,103 @@
+"""Devices (``cpu``, ``cuda:1``, ``ref``, a plugin's own) and the default device.
+
+Device objects are interned, so the per-op same-device check is an identity test.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+
+class Device:
+    """Where a tensor lives: a device type (served by one backend) and an optional index."""
+
+    __slots__ = ("type", "index", "_str")
+
+    def __new__(cls, spec, index: int | None = None):
+        if isinstance(spec, Device):
+            if index is None:
+                return spec
+            spec = spec.type
+        if not isinstance(spec, str):
+            raise TypeError(f"device: expected a string like 'cpu' or 'cuda:0', got {spec!r}")
+        key = (spec, index)
+        found = _interned.get(key)
+        if found is not None:
+            return found
+        dev_type, _, idx = spec.partition(":")
+        if idx:
+            if index is not None:
+                raise ValueError(f"device: index given twice in {spec!r} and index={index}")
+            if not idx.isdigit():
+                raise ValueError(f"device: invalid device string {spec!r} "
+                                 "(expected 'type' or 'type:index')")
+            index = int(idx)
+        if not dev_type or not dev_type.replace("_", "").isalnum():
+            raise ValueError(f"device: invalid device string {spec!r}")
+        canonical = (dev_type, index)
+        with _lock:
+            obj = _interned.get(canonical)
+            if obj is None:
+                obj = object.__new__(cls)
+                obj.type = dev_type
+                obj.index = index
+                obj._str = dev_type if index is None else f"{dev_type}:{index}"
+                _interned[canonical] = obj
+            _interned[key] = obj
+        return obj
+
+    def __repr__(self) -> str:
+        if self.index is None:
+            return f"device(type='{self.type}')"
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self) -> str:
+        return self._str
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, str):
+            try:
+                other = Device(other)
+            except ValueError:
+                return False
+        return self is other
+
+    def __hash__(self) -> int:
+        return hash(self._str)
+
+    def __reduce__(self):
+        return (Device, (self._str,))
+
+
+device = Device
+_interned: dict = {}
+_lock = threading.Lock()
+
+
+class _DefaultDevice:
+    """The device new tensors go to; ``set_default_device`` also works as a context manager."""
+
+    def __init__(self):
+        self.value = Device(os.environ.get("PLUGRAD_DEVICE", "cpu") or "cpu")
+
+
+_default = _DefaultDevice()
+
+
+class set_default_device:
+    """Make ``device`` the default for new tensors; in a ``with`` block, only inside it."""
+
+    def __init__(self, device):
+        self._previous = _default.value
+        _default.value = Device(device)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _default.value = self._previous
+        return False
+
+
+def get_default_device() -> Device:
+    return _default.value

@@ -1,0 +1,1 @@
+"""Differentiable ops, grouped by kind; each op checks, dispatches and records the graph."""

@@ -1,0 +1,226 @@
+"""What every differentiable op shares: operand checks, type promotion, graph recording.
+
+Ops are written as: check and convert operands, call the kernel table, wrap the result,
+and -- only when grad mode is on and an input requires grad -- attach a backward node.
+"""
+from __future__ import annotations
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.autograd import anomaly
+from plugrad.core.autograd import grad_mode
+from plugrad.core.autograd.engine import edge_of
+from plugrad.core.autograd.node import Node
+from plugrad.core.tensor import Tensor, _wrap, table_for
+from plugrad.core.device import get_default_device
+
+_state = grad_mode._state
+_SCALARS = (bool, int, float)
+_result_with_scalar = _dt.result_with_scalar
+_result_type_of = _dt.result_type_of
+
+
+class OpError(RuntimeError):
+    """Base of plugrad's errors about op arguments (shape, dtype, device)."""
+
+
+class ShapeError(OpError, ValueError):
+    """Shapes that do not fit the op."""
+
+
+class DeviceError(OpError):
+    """Tensors on different devices in one op."""
+
+
+class DTypeError(OpError, TypeError):
+    """A dtype the op or the backend does not support."""
+
+
+def _edge(t):
+    """``edge_of`` for an operand that may be a Python scalar (the hot path of ``attach``)."""
+    if not isinstance(t, Tensor):
+        return None
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return edge_of(t) if t._rg else None
+
+
+def attach(out: Tensor, node: Node, inputs) -> Tensor:
+    """Record ``node`` as the producer of ``out`` with edges to ``inputs``."""
+    if len(inputs) == 1:
+        node.next = (_edge(inputs[0]),)
+    elif len(inputs) == 2:
+        node.next = (_edge(inputs[0]), _edge(inputs[1]))
+    else:
+        node.next = tuple(_edge(t) for t in inputs)
+    out.grad_fn = node
+    out._rg = True
+    if anomaly._enabled:
+        anomaly.record_forward(node)
+    return out
+
+
+def needs_grad(*tensors) -> bool:
+    """Whether an op on ``tensors`` should record the graph."""
+    if not _state.enabled:
+        return False
+    for t in tensors:
+        if isinstance(t, Tensor) and t._rg:
+            return True
+    return False
+
+
+def save(node: Node, *tensors) -> None:
+    """Keep ``tensors`` for backward, remembering their versions to catch in-place edits."""
+    node.saved = tensors
+    node.versions = tuple(t._vc[0] if t is not None else None for t in tensors)
+
+
+def shape_str(shape) -> str:
+    return f"[{', '.join(str(s) for s in shape)}]"
+
+
+def broadcast_shapes(op: str, *shapes) -> tuple:
+    """The broadcast of ``shapes``, or a ShapeError naming the op and the shapes."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        size = 1
+        for s in shapes:
+            d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
+            if d != 1:
+                if size not in (1, d):
+                    raise ShapeError(
+                        f"{op}: shapes {' and '.join(shape_str(s) for s in shapes)} cannot be "
+                        f"broadcast together (size {size} vs {d} at dimension {i - ndim})")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def check_device(op: str, a: Tensor, b: Tensor) -> None:
+    if a.device is not b.device:
+        raise DeviceError(f"{op}: Expected all tensors to be on the same device, but found at "
+                          f"least two devices, {a.device} and {b.device}!")
+
+
+def check_dtype_supported(op: str, k, dtype) -> None:
+    if dtype.name not in k.dtypes:
+        raise DTypeError(f"{op}: dtype {dtype} is not supported by backend {k.name!r} "
+                         f"(device type {k.device_type!r}); it supports "
+                         f"{', '.join(sorted(k.dtypes))}")
+
+
+def to_tensor_like(value, like: Tensor) -> Tensor:
+    """A Python scalar or nested list as a tensor on ``like``'s device."""
+    from plugrad.core.factories import tensor
+    return tensor(value, device=like.device)
+
+
+def binary_operands(op: str, a, b):
+    """Check and convert the operands of a binary elementwise op.
+
+    Returns ``(k, device, dtype, a_data, b_data)`` with both operands in the result dtype;
+    a Python scalar stays a scalar (the backends treat it as weak).
+    """
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor):
+            if a.device is not b.device:
+                check_device(op, a, b)
+            if a.dtype is b.dtype:
+                return a._k, a.device, a.dtype, a._data, b._data
+            dtype = _result_type_of(((a.dtype, not a._data.shape), (b.dtype, not b._data.shape)))
+            k = a._k
+            ad = a._data if a.dtype is dtype else k.astype(a._data, dtype.name)
+            bd = b._data if b.dtype is dtype else k.astype(b._data, dtype.name)
+            return k, a.device, dtype, ad, bd
+        if type(b) in _SCALARS:
+            dtype = _result_with_scalar(a.dtype, b)
+            k = a._k
+            ad = a._data if a.dtype is dtype else k.astype(a._data, dtype.name)
+            return k, a.device, dtype, ad, _scalar_as(b, dtype)
+        if isinstance(b, (list, tuple)) or hasattr(b, "__array__") or hasattr(b, "item"):
+            return binary_operands(op, a, _coerce(b, a))
+        raise TypeError(f"{op}: unsupported operand type {type(b).__name__} (expected a "
+                        f"Tensor or a number)")
+    if isinstance(b, Tensor):
+        if type(a) in _SCALARS:
+            dtype = _result_with_scalar(b.dtype, a)
+            k = b._k
+            bd = b._data if b.dtype is dtype else k.astype(b._data, dtype.name)
+            return k, b.device, dtype, _scalar_as(a, dtype), bd
+        return binary_operands(op, _coerce(a, b), b)
+    raise TypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and "
+                    f"{type(b).__name__}")
+
+
+def _coerce(value, like: Tensor) -> Tensor:
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():
+        return value.item()
+    return to_tensor_like(value, like)
+
+
+def _scalar_as(value, dtype):
+    """A Python scalar in the form the result dtype wants (``True * 1.5`` is a float op)."""
+    if dtype.kind == "f":
+        return float(value)
+    if dtype.kind in "iu":
+        return int(value)
+    return bool(value)
+
+
+def kernel_error(op: str, exc: Exception, *tensors) -> Exception:
+    """Turn a backend's exception into one naming the op and the operands."""
+    shapes = [t._data.shape if isinstance(t, Tensor) else () for t in tensors]
+    try:
+        broadcast_shapes(op, *shapes)
+    except ShapeError as err:
+        return err
+    described = ", ".join(f"{t.dtype.name}{shape_str(t._data.shape)} on {t.device}"
+                          if isinstance(t, Tensor) else repr(t) for t in tensors)
+    return OpError(f"{op} failed for {described}: {type(exc).__name__}: {exc}")
+
+
+def sum_to(g: Tensor, shape: tuple) -> Tensor:
+    """Reduce a broadcast gradient back to an input's ``shape``."""
+    gshape = g._data.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
+    out = _ops.reduction.sum(g, axes, keepdim=True) if axes else g
+    if lead:
+        out = out.reshape(shape)
+    return out
+
+
+def grad_for(g: Tensor, t) -> Tensor | None:
+    """``g`` reduced to the shape and dtype of operand ``t`` (None for a scalar operand)."""
+    if not isinstance(t, Tensor):
+        return None
+    g = sum_to(g, t._data.shape)
+    if g.dtype is not t.dtype:
+        g = g.to(t.dtype)
+    return g
+
+
+class _LazyOps:
+    """Sibling op modules, imported on first use (they import this module)."""
+
+    def __getattr__(self, name):
+        import importlib
+        module = importlib.import_module(f"plugrad.core.ops.{name}")
+        setattr(self, name, module)
+        return module
+
+
+_ops = _LazyOps()
+
+
+def new_tensor(data, dtype, device, k) -> Tensor:
+    return _wrap(data, dtype, device, k)
+
+
+def default_table():
+    return table_for(get_default_device())

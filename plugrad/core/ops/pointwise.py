@@ -1,0 +1,689 @@
+"""Elementwise ops and their gradient rules, written once with Tensor ops."""
+from __future__ import annotations
+
+import math
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import Node
+from plugrad.core.ops._base import (DTypeError, Tensor, _state, _wrap, attach, binary_operands,
+                                    grad_for, kernel_error, save, sum_to)
+
+_SCALARS = (bool, int, float)
+
+
+# ====================================================================== binary arithmetic
+def _shape_only(t):
+    """What a gradient rule needs of an operand it only reduces to: its shape and dtype."""
+    return _Meta(t) if isinstance(t, Tensor) else None
+
+
+class _Meta:
+    """Shape and dtype of an operand, standing in for it where its values are not needed
+    (so saving it does not keep the array alive)."""
+
+
+    def __init__(self, t):
+        self._data = _ShapeBox(t._data.shape)
+        self.dtype = t.dtype
+        self._vc = [0]
+
+
+class _ShapeBox:
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+def _grad_meta(g, meta):
+    if meta is None:
+        return None
+    g = sum_to(g, meta._data.shape)
+    return g if g.dtype is meta.dtype else g.to(meta.dtype)
+
+
+class _AddLike(Node):
+    """add/sub backward: saves only the operands' shapes and dtypes."""
+
+    def backward(self, g):
+        a, b = self.saved
+        ga = _grad_meta(g, a) if self.next[0] else None
+        gb = None
+        if self.next[1]:
+            scale = self.alpha * self.sign
+            gb = _grad_meta(g if scale == 1 else (-g if scale == -1 else g * scale), b)
+        return ga, gb
+
+
+class AddBackward0(_AddLike):
+    """See the base class."""
+
+
+class SubBackward0(_AddLike):
+    """See the base class."""
+
+
+def _add_like(op, sign, a, b, alpha):
+    if alpha != 1:
+        b = b * alpha
+    k, dev, dt, ad, bd = binary_operands(op, a, b)
+    try:
+        if dt is _dt.bool_:
+            if sign < 0:
+                raise DTypeError("sub: Subtraction, the `-` operator, with two bool tensors is "
+                                 "not supported. Use the `^` or `logical_xor()` operator "
+                                 "instead.")
+            out = k.logical_or(ad, bd)
+        else:
+            out = k.add(ad, bd) if sign > 0 else k.sub(ad, bd)
+    except DTypeError:
+        raise
+    except Exception as exc:
+        raise kernel_error(op, exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
+        node = AddBackward0() if sign > 0 else SubBackward0()
+        node.alpha = 1
+        node.sign = sign
+        node.saved = (_shape_only(a), _shape_only(b))
+        attach(r, node, (a, b))
+    return r
+
+
+def add(a, b, *, alpha=1):
+    return _add_like("add", 1, a, b, alpha)
+
+
+def sub(a, b, *, alpha=1):
+    return _add_like("sub", -1, a, b, alpha)
+
+
+def rsub(a, b, alpha=1):
+    return sub(b, a, alpha=alpha)
+
+
+class MulBackward0(Node):
+
+    def backward(self, g):
+        a, b = self.saved
+        return (_grad_meta(g * b, self.meta[0]) if self.next[0] else None,
+                _grad_meta(g * a, self.meta[1]) if self.next[1] else None)
+
+
+def mul(a, b):
+    k, dev, dt, ad, bd = binary_operands("mul", a, b)
+    try:
+        out = k.logical_and(ad, bd) if dt is _dt.bool_ else k.mul(ad, bd)
+    except Exception as exc:
+        raise kernel_error("mul", exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
+        node = MulBackward0()
+        # Each gradient needs only the other operand: save no more (an in-place update of
+        # an operand that is not needed must not fail the version check).
+        sa = a if isinstance(b, Tensor) and b._rg else None
+        sb = b if isinstance(a, Tensor) and a._rg else None
+        node.saved = (sa, sb)
+        node.versions = (sa._vc[0] if isinstance(sa, Tensor) else None,
+                         sb._vc[0] if isinstance(sb, Tensor) else None)
+        node.meta = (_shape_only(a), _shape_only(b))
+        attach(r, node, (a, b))
+    return r
+
+
+class DivBackward0(Node):
+
+    def backward(self, g):
+        a, b = self.saved
+        ga = grad_for(g / b, a) if self.next[0] else None
+        gb = grad_for(-g * a / (b * b), b) if self.next[1] else None
+        return ga, gb
+
+
+def _as_float_operands(op, a, b):
+    """Operands of an op that always computes in floating point (``int / int`` is float)."""
+    k, dev, dt, ad, bd = binary_operands(op, a, b)
+    if not dt.is_floating_point:
+        dt = _dt.get_default_dtype()
+        ad = k.astype(ad, dt.name) if not isinstance(ad, _SCALARS) else float(ad)
+        bd = k.astype(bd, dt.name) if not isinstance(bd, _SCALARS) else float(bd)
+    return k, dev, dt, ad, bd
+
+
+def div(a, b, *, rounding_mode=None):
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    if rounding_mode == "trunc":
+        q = div(a, b)
+        out = q.trunc()
+        dt = binary_operands("div", a, b)[2]
+        return out if dt.is_floating_point else out.to(dt)
+    if rounding_mode is not None:
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                         f"but found '{rounding_mode}'")
+    k, dev, dt, ad, bd = _as_float_operands("div", a, b)
+    try:
+        out = k.div(ad, bd)
+    except Exception as exc:
+        raise kernel_error("div", exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
+        node = DivBackward0()
+        save_any(node, a, b)
+        attach(r, node, (a, b))
+    return r
+
+
+def rdiv(a, b):
+    return div(b, a)
+
+
+def save_any(node, *values):
+    """Save operands that may be Python scalars (kept as they are, never version-checked)."""
+    node.saved = values
+    node.versions = tuple(v._vc[0] if isinstance(v, Tensor) else None for v in values)
+
+
+def _check_int_division(op, k, dt, bd):
+    if dt.kind in "iu":
+        if isinstance(bd, _SCALARS):
+            zero = bd == 0
+        else:
+            zero = bool(k.to_numpy(k.max(k.eq(bd, 0), None, False)).item()) if bd.shape != (0,) \
+                else False
+        if zero:
+            raise ZeroDivisionError(f"{op}: integer division by zero")
+
+
+def floor_divide(a, b):
+    """``a // b`` rounding toward negative infinity (not differentiable)."""
+    k, dev, dt, ad, bd = binary_operands("floor_divide", a, b)
+    _check_int_division("floor_divide", k, dt, bd)
+    try:
+        out = k.floordiv(ad, bd)
+    except Exception as exc:
+        raise kernel_error("floor_divide", exc, a, b) from exc
+    return _wrap(out, dt, dev, k)
+
+
+class RemainderBackward0(Node):
+
+    def backward(self, g):
+        a, b = self.saved
+        ga = grad_for(g, a) if self.next[0] else None
+        gb = grad_for(-g * floor_divide(a, b), b) if self.next[1] else None
+        return ga, gb
+
+
+def remainder(a, b):
+    """Python's ``%``: the result takes the sign of the divisor."""
+    k, dev, dt, ad, bd = binary_operands("remainder", a, b)
+    _check_int_division("remainder", k, dt, bd)
+    try:
+        out = k.remainder(ad, bd)
+    except Exception as exc:
+        raise kernel_error("remainder", exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
+        node = RemainderBackward0()
+        save_any(node, a, b)
+        attach(r, node, (a, b))
+    return r
+
+
+class PowBackward0(Node):
+    """``a ** b``; at ``b == 0`` both gradients are 0 (so ``0 ** 0`` has zero gradients)."""
+
+    def backward(self, g):
+        a, b, y = self.saved
+        ga = gb = None
+        if self.next[0]:
+            if isinstance(b, _SCALARS):
+                ga = g * 0.0 if b == 0 else (g * b if b == 2 else g * b * a ** (b - 1))
+                if b == 2:
+                    ga = ga * a
+            else:
+                ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+            ga = grad_for(ga, a)
+        if self.next[1]:
+            base = a if isinstance(a, Tensor) else float(a)
+            if isinstance(base, Tensor):
+                logs = where((base == 0) & (b >= 0), 0.0, log(base))
+            else:
+                logs = math.log(base) if base > 0 else (0.0 if base == 0 else math.nan)
+            gb = grad_for(g * y * logs, b)
+        return ga, gb
+
+
+def pow(a, b):
+    k, dev, dt, ad, bd = binary_operands("pow", a, b)
+    if dt.kind in "iu":
+        negative = (bd < 0) if isinstance(bd, _SCALARS) else bool(
+            k.to_numpy(k.max(k.lt(bd, 0), None, False)).item()) if _numel(bd) else False
+        if negative:
+            raise DTypeError("pow: Integers to negative integer powers are not allowed.")
+    if dt is _dt.bool_:
+        k, dev, dt, ad, bd = (k, dev, _dt.int64, k.astype(ad, "int64") if not isinstance(
+            ad, _SCALARS) else int(ad), k.astype(bd, "int64") if not isinstance(
+            bd, _SCALARS) else int(bd))
+    try:
+        out = k.pow(ad, bd)
+    except Exception as exc:
+        raise kernel_error("pow", exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
+        node = PowBackward0()
+        y = r._alias() if isinstance(b, Tensor) and b._rg else None
+        save_any(node, a, b, y)
+        attach(r, node, (a, b))
+    return r
+
+
+def _numel(arr) -> int:
+    n = 1
+    for s in arr.shape:
+        n *= s
+    return n
+
+
+def rpow(a, b):
+    return pow(b, a)
+
+
+class MaximumBackward0(Node):
+    """Ties split the gradient evenly between both operands, as PyTorch does."""
+
+    def backward(self, g):
+        a, b = self.saved
+        wins = (a < b) if self.flip else (a > b)
+        share = wins.to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        ga = grad_for(g * share, a) if self.next[0] else None
+        gb = grad_for(g * (1.0 - share), b) if self.next[1] else None
+        return ga, gb
+
+
+def _extremum(op, a, b, flip):
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"{op}(): argument 'other' must be Tensor, not "
+                        f"{type(b if isinstance(a, Tensor) else a).__name__}")
+    k, dev, dt, ad, bd = binary_operands(op, a, b)
+    try:
+        out = k.minimum(ad, bd) if flip else k.maximum(ad, bd)
+    except Exception as exc:
+        raise kernel_error(op, exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and (a._rg or b._rg):
+        node = MaximumBackward0()
+        node.flip = flip
+        save(node, a, b)
+        attach(r, node, (a, b))
+    return r
+
+
+def maximum(a, b):
+    return _extremum("maximum", a, b, False)
+
+
+def minimum(a, b):
+    return _extremum("minimum", a, b, True)
+
+
+# ====================================================================== comparison, logic
+def _compare(op, kernel, a, b):
+    k, dev, dt, ad, bd = binary_operands(op, a, b)
+    try:
+        out = getattr(k, kernel)(ad, bd)
+    except Exception as exc:
+        raise kernel_error(op, exc, a, b) from exc
+    return _wrap(out, _dt.bool_, dev, k)
+
+
+def eq(a, b): return _compare("eq", "eq", a, b)
+def ne(a, b): return _compare("ne", "ne", a, b)
+def lt(a, b): return _compare("lt", "lt", a, b)
+def le(a, b): return _compare("le", "le", a, b)
+def gt(a, b): return _compare("gt", "gt", a, b)
+def ge(a, b): return _compare("ge", "ge", a, b)
+
+
+def _logical(op, kernel, a, b):
+    k, dev, _, ad, bd = binary_operands(op, a, b)
+    ad = ad if isinstance(ad, _SCALARS) else (k.ne(ad, 0) if k.dtype_of(ad) != "bool" else ad)
+    bd = bd if isinstance(bd, _SCALARS) else (k.ne(bd, 0) if k.dtype_of(bd) != "bool" else bd)
+    ad = bool(ad) if isinstance(ad, _SCALARS) else ad
+    bd = bool(bd) if isinstance(bd, _SCALARS) else bd
+    return _wrap(getattr(k, kernel)(ad, bd), _dt.bool_, dev, k)
+
+
+def logical_and(a, b): return _logical("logical_and", "logical_and", a, b)
+def logical_or(a, b): return _logical("logical_or", "logical_or", a, b)
+def logical_xor(a, b): return _logical("logical_xor", "logical_xor", a, b)
+
+
+def bitwise_and(a, b):
+    if _is_bool(a) and _is_bool(b):
+        return logical_and(a, b)
+    raise DTypeError("bitwise_and: only bool tensors are supported")
+
+
+def bitwise_or(a, b):
+    if _is_bool(a) and _is_bool(b):
+        return logical_or(a, b)
+    raise DTypeError("bitwise_or: only bool tensors are supported")
+
+
+def bitwise_xor(a, b):
+    if _is_bool(a) and _is_bool(b):
+        return logical_xor(a, b)
+    raise DTypeError("bitwise_xor: only bool tensors are supported")
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, bool) or (isinstance(v, Tensor) and v.dtype is _dt.bool_)
+
+
+def logical_not(x):
+    k = x._k
+    data = x._data if x.dtype is _dt.bool_ else k.ne(x._data, 0)
+    return _wrap(k.logical_not(data), _dt.bool_, x.device, k)
+
+
+def bitwise_not(x):
+    if x.dtype is not _dt.bool_:
+        raise DTypeError("bitwise_not: only bool tensors are supported")
+    return logical_not(x)
+
+
+# ====================================================================== where
+class WhereBackward0(Node):
+
+    def backward(self, g):
+        cond, ma, mb = self.saved
+        return (None,
+                _grad_meta(where(cond, g, 0.0), ma) if self.next[1] else None,
+                _grad_meta(where(cond, 0.0, g), mb) if self.next[2] else None)
+
+
+def where(cond, a=None, b=None):
+    """``a`` where ``cond`` else ``b``; with only ``cond``, the indices of its non-zeros."""
+    if a is None and b is None:
+        return cond.nonzero(as_tuple=True)
+    if not isinstance(cond, Tensor):
+        raise TypeError("where: condition must be a Tensor")
+    if cond.dtype is not _dt.bool_:
+        cond = cond != 0
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        k, dev, dt, ad, bd = binary_operands("where", a, b)
+        other = a if isinstance(a, Tensor) else b
+        if cond.device is not dev:
+            from plugrad.core.ops._base import check_device
+            check_device("where", cond, other)
+    else:
+        k, dev = cond._k, cond.device
+        dt = _dt.result_type_of(((_dt.scalar_dtype(a), True), (_dt.scalar_dtype(b), True)))
+        ad = k.full((), a, dt.name, dev.index)
+        bd = b
+    try:
+        out = k.where(cond._data, ad, bd)
+    except Exception as exc:
+        raise kernel_error("where", exc, cond, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
+        node = WhereBackward0()
+        node.saved = (cond, _shape_only(a), _shape_only(b))
+        node.versions = (cond._vc[0], None, None)
+        attach(r, node, (cond, a, b))
+    return r
+
+
+# ====================================================================== unary
+def _unary_input(op, x, float_only=True):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if float_only and not x.dtype.is_floating_point:
+        dt = _dt.get_default_dtype()
+        return x._k.astype(x._data, dt.name), dt
+    return x._data, x.dtype
+
+
+def _make_unary(op, kernel, grad_rule, saves="input", float_only=True):
+    """Define an elementwise op from its kernel name and its gradient rule.
+
+    ``grad_rule(g, x, y)`` returns the input gradient; ``saves`` says whether ``x`` (the
+    input), ``y`` (the output) or neither is kept for it.
+    """
+    node_name = "".join(p.capitalize() for p in op.split("_")) + "Backward0"
+
+    def backward(self, g):
+        x = self.saved[0] if self.saved else None
+        y = self.output_tensor() if self.out_data is not None else None
+        return (grad_rule(g, x, y),)
+
+    node_cls = type(node_name, (_UnaryNode,), {"backward": backward})
+
+    def fn(x):
+        data, dt = _unary_input(op, x, float_only)
+        out = getattr(x._k, kernel)(data)
+        r = _wrap(out, dt, x.device, x._k)
+        if x._rg and _state.enabled:
+            node = node_cls()
+            if saves == "input":
+                save(node, x)
+            elif saves == "output":
+                node.keep_output(r)
+            attach(r, node, (x,))
+        return r
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    return fn
+
+
+class _UnaryNode(Node):
+    """A node that may keep its own output: the array, not the Tensor, to avoid a
+    reference cycle; it is rebuilt (with this node as ``grad_fn``) when backward needs it."""
+
+    out_data = None
+
+    def keep_output(self, r):
+        self.out_data = r._data
+        self.out_meta = (r.dtype, r.device, r._k)
+        self.out_vc = r._vc
+        self.out_version = r._vc[0]
+
+    def output_tensor(self):
+        if self.out_vc[0] != self.out_version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: the output of {self.name()} is at version "
+                f"{self.out_vc[0]}; expected version {self.out_version} instead.")
+        dt, dev, k = self.out_meta
+        y = _wrap(self.out_data, dt, dev, k)
+        y._vc = self.out_vc
+        if _state.enabled:
+            y.grad_fn = self
+            y._rg = True
+        return y
+
+    def release(self):
+        Node.release(self)
+        self.out_data = None
+
+
+def _zeros_grad(g, x, y):
+    return g * 0.0
+
+
+neg = _make_unary("neg", "neg", lambda g, x, y: -g, saves="none", float_only=False)
+abs = _make_unary("abs", "abs", lambda g, x, y: g * x.sign(), float_only=False)
+exp = _make_unary("exp", "exp", lambda g, x, y: g * y, saves="output")
+log = _make_unary("log", "log", lambda g, x, y: g / x)
+sqrt = _make_unary("sqrt", "sqrt", lambda g, x, y: g / (y * 2.0), saves="output")
+sin = _make_unary("sin", "sin", lambda g, x, y: g * x.cos())
+cos = _make_unary("cos", "cos", lambda g, x, y: -g * x.sin())
+tanh = _make_unary("tanh", "tanh", lambda g, x, y: g * (1.0 - y * y), saves="output")
+sigmoid = _make_unary("sigmoid", "sigmoid", lambda g, x, y: g * y * (1.0 - y), saves="output")
+log1p = _make_unary("log1p", "log1p", lambda g, x, y: g / (x + 1.0))
+expm1 = _make_unary("expm1", "expm1", lambda g, x, y: g * (y + 1.0), saves="output")
+erf = _make_unary("erf", "erf",
+                  lambda g, x, y: g * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
+sign = _make_unary("sign", "sign", _zeros_grad, saves="none", float_only=False)
+floor = _make_unary("floor", "floor", _zeros_grad, saves="none", float_only=False)
+ceil = _make_unary("ceil", "ceil", _zeros_grad, saves="none", float_only=False)
+round_ = _make_unary("round", "round", _zeros_grad, saves="none", float_only=False)
+
+
+def _integer_passthrough(fn):
+    """Rounding ops leave integer tensors as they are."""
+    def wrapped(x, *args, **kwargs):
+        if isinstance(x, Tensor) and not x.dtype.is_floating_point:
+            return x.clone()
+        return fn(x, *args, **kwargs)
+    wrapped.__name__ = fn.__name__
+    return wrapped
+
+
+floor = _integer_passthrough(floor)
+ceil = _integer_passthrough(ceil)
+
+
+def round(x, *, decimals: int = 0):
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    if decimals:
+        scale = 10.0 ** decimals
+        return round_(x * scale) / scale
+    return round_(x)
+
+
+def trunc(x):
+    if not x.dtype.is_floating_point:
+        return x.clone()
+    return where(x < 0, ceil(x), floor(x))
+
+
+class ReluBackward0(Node):
+
+    def backward(self, g):
+        (x,) = self.saved
+        return (where(x > 0, g, 0.0),)
+
+
+def relu(x):
+    """``max(x, 0)`` (NaN stays NaN); the gradient at 0 is 0."""
+    k = x._k
+    r = _wrap(k.maximum(x._data, 0), x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = ReluBackward0()
+        save(node, x)
+        attach(r, node, (x,))
+    return r
+
+
+def sigmoid_(x):
+    return x.copy_(sigmoid(x))
+
+
+def rsqrt(x):
+    return 1.0 / sqrt(x)
+
+
+def reciprocal(x):
+    return 1.0 / x if x.dtype.is_floating_point else 1.0 / x.float()
+
+
+def square(x):
+    return x * x
+
+
+def log2(x):
+    return log(x) * (1.0 / math.log(2.0))
+
+
+def log10(x):
+    return log(x) * (1.0 / math.log(10.0))
+
+
+def exp2(x):
+    return exp(x * math.log(2.0))
+
+
+def tan(x):
+    return sin(x) / cos(x)
+
+
+def isnan(x):
+    if not x.dtype.is_floating_point:
+        return _wrap(x._k.full(x._data.shape, False, "bool", x.device.index), _dt.bool_,
+                     x.device, x._k)
+    return _wrap(x._k.isnan(x._data), _dt.bool_, x.device, x._k)
+
+
+def isinf(x):
+    if not x.dtype.is_floating_point:
+        return isnan(x)
+    return _wrap(x._k.eq(x._k.abs(x._data), math.inf), _dt.bool_, x.device, x._k)
+
+
+def isfinite(x):
+    return logical_not(logical_or(isnan(x), isinf(x)))
+
+
+def clamp(x, min=None, max=None):
+    """Limit ``x`` to ``[min, max]``. Convention (PyTorch's): at the boundary the gradient
+    passes through; ``min > max`` gives ``max`` everywhere."""
+    if min is None and max is None:
+        raise ValueError("clamp: At least one of 'min' or 'max' must not be None")
+    out = x
+    if min is not None:
+        out = where(out < min, min, out) if isinstance(min, Tensor) else \
+            _clamp_scalar(out, min, lower=True)
+    if max is not None:
+        out = where(out > max, max, out) if isinstance(max, Tensor) else \
+            _clamp_scalar(out, max, lower=False)
+    return out
+
+
+class ClampBackward1(Node):
+
+    def backward(self, g):
+        (x,) = self.saved
+        keep = (x >= self.bound) if self.lower else (x <= self.bound)
+        return (where(keep, g, 0.0),)
+
+
+def _clamp_scalar(x, bound, lower):
+    k = x._k
+    dt = _dt.result_with_scalar(x.dtype, bound)
+    data = x._data if dt is x.dtype else k.astype(x._data, dt.name)
+    bound_v = float(bound) if dt.is_floating_point else int(bound)
+    out = k.maximum(data, bound_v) if lower else k.minimum(data, bound_v)
+    if dt.is_floating_point:  # NaN stays NaN whatever the kernel's maximum does with it
+        out = k.where(k.isnan(data), data, out)
+    r = _wrap(out, dt, x.device, k)
+    if x._rg and _state.enabled:
+        node = ClampBackward1()
+        node.bound = bound_v
+        node.lower = lower
+        save(node, x)
+        attach(r, node, (x,))
+    return r
+
+
+def clamp_min(x, min):
+    return clamp(x, min=min)
+
+
+def clamp_max(x, max):
+    return clamp(x, max=max)
+
+
+def lerp(a, b, weight):
+    return a + (b - a) * weight
+
+
+def addcmul(x, t1, t2, *, value=1):
+    return x + t1 * t2 * value
+
+
+def addcdiv(x, t1, t2, *, value=1):
+    return x + t1 / t2 * value

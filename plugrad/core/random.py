@@ -1,0 +1,235 @@
+"""Random numbers: one generator per backend, all seeded by ``manual_seed``.
+
+Sampling happens on the tensor's backend (same seed, same stream on that backend). An
+explicit :class:`Generator` samples on the host instead, for reproducible data shuffling
+independent of the device.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.ops._base import check_dtype_supported
+from plugrad.core.tensor import Tensor, _wrap, table_for
+
+_seed = 0
+_host = np.random.default_rng(0)
+
+
+def initial_seed() -> int:
+    return _seed
+
+
+def seed_backend(backend) -> None:
+    """Called by the registry when a backend is first used: it starts from the global seed."""
+    backend.seed(_seed)
+
+
+def manual_seed(seed: int):
+    """Seed every backend's generator and the host generator."""
+    global _seed, _host
+    seed = int(seed)
+    _seed = seed
+    _host = np.random.default_rng(seed)
+    from plugrad.core.registry import get_registry
+    for table in list(get_registry()._tables.values()):
+        table.backend.seed(seed)
+    return default_generator
+
+
+def seed() -> int:
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+class Generator:
+    """A host-side generator (``torch.Generator``): ``manual_seed``, ``initial_seed``."""
+
+    def __init__(self, device="cpu"):
+        self.device = device
+        self._seed = 0
+        self.rng = np.random.default_rng(0)
+
+    def manual_seed(self, seed: int) -> "Generator":
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return self._seed
+
+    def seed(self) -> int:
+        return self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed
+
+    def get_state(self):
+        return self.rng.bit_generator.state
+
+    def set_state(self, state) -> None:
+        self.rng.bit_generator.state = state
+
+
+class _DefaultGenerator(Generator):
+    """``plugrad.default_generator``: seeding it seeds everything, like manual_seed."""
+
+    def manual_seed(self, seed: int) -> "Generator":
+        manual_seed(seed)
+        return self
+
+    def initial_seed(self) -> int:
+        return _seed
+
+    @property
+    def rng(self):
+        return _host
+
+    @rng.setter
+    def rng(self, value):
+        pass
+
+
+default_generator = _DefaultGenerator()
+
+
+def host_rng(generator: Generator | None):
+    return generator.rng if generator is not None else _host
+
+
+def _sample(kind, size, dtype, device, requires_grad, generator):
+    from plugrad.core.factories import _sizes, resolve_device
+    shape = _sizes(size)
+    dt = _dt.get_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
+    if not dt.is_floating_point:
+        raise TypeError(f"{'rand' if kind == 'uniform' else 'randn'}: expected a floating "
+                        f"dtype, got {dt}")
+    dev = resolve_device(device)
+    k = table_for(dev)
+    check_dtype_supported(kind, k, dt)
+    if generator is not None:
+        rng = generator.rng
+        values = rng.random(shape) if kind == "uniform" else rng.standard_normal(shape)
+        data = k.from_numpy(values, dt.name, dev.index)
+    else:
+        data = getattr(k, kind)(shape, dt.name, dev.index)
+    t = _wrap(data, dt, dev, k)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _sample("uniform", size, dtype, device, requires_grad, generator)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
+    return _sample("normal", size, dtype, device, requires_grad, generator)
+
+
+def rand_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return rand(tuple(t.shape), dtype=dtype or t.dtype, device=device or t.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return randn(tuple(t.shape), dtype=dtype or t.dtype, device=device or t.device,
+                 requires_grad=requires_grad)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None) -> Tensor:
+    """Integers uniform in ``[low, high)``; ``randint(high, size)`` also works."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    if high is None:
+        low, high = 0, low
+    if high <= low:
+        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+    u = rand(size, dtype=_dt.float64, device=device, generator=generator)
+    values = (u * (high - low)).floor() + low
+    dt = _dt.get_dtype(dtype) if dtype is not None else _dt.int64
+    return values.clamp(max=high - 1).to(dt)
+
+
+def randint_like(t, low, high=None, *, dtype=None) -> Tensor:
+    return randint(low, high, tuple(t.shape), dtype=dtype or t.dtype, device=t.device)
+
+
+def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
+    """A random permutation of ``0..n-1``, drawn on the host generator."""
+    from plugrad.core.factories import tensor
+    perm = host_rng(generator).permutation(int(n))
+    return tensor(perm, dtype=dtype or _dt.int64, device=device)
+
+
+def normal(mean, std, size=None, *, generator=None, device=None) -> Tensor:
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        ref = mean if isinstance(mean, Tensor) else std
+        return randn_like(ref if size is None else ref.expand(size)) * std + mean
+    return randn(size, generator=generator, device=device) * std + mean
+
+
+def bernoulli(p, *, generator=None) -> Tensor:
+    return (rand(tuple(p.shape), dtype=p.dtype, device=p.device, generator=generator) < p
+            ).to(p.dtype)
+
+
+def multinomial(probs, num_samples: int, replacement: bool = False, *, generator=None):
+    """Indices drawn from the rows of ``probs`` (non-negative, need not sum to 1)."""
+    squeeze = probs.ndim == 1
+    p = probs.reshape(1, -1) if squeeze else probs
+    p = p.detach().to(_dt.float64)
+    if num_samples > p.shape[-1] and not replacement:
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
+                           "without replacement")
+    if replacement or num_samples == 1:
+        cdf = p.cumsum(-1)
+        cdf = cdf / cdf[:, -1:]
+        u = rand((p.shape[0], num_samples, 1), dtype=_dt.float64, device=p.device,
+                 generator=generator)
+        idx = (cdf.unsqueeze(1) < u).sum(-1).clamp(max=p.shape[-1] - 1)
+    else:  # Gumbel top-k: sampling without replacement, proportional to p
+        g = -(-rand(tuple(p.shape), dtype=_dt.float64, device=p.device,
+                    generator=generator).clamp(min=1e-300).log()).log()
+        keys = p.log() + g
+        order = np.argsort(-keys.numpy(), axis=-1, kind="stable")[:, :num_samples]
+        from plugrad.core.factories import tensor
+        idx = tensor(order, device=p.device)
+    return idx.reshape(-1) if squeeze else idx
+
+
+def uniform_(t, a=0.0, b=1.0, *, generator=None):
+    sample = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, sample * (b - a) + a)
+
+
+def normal_(t, mean=0.0, std=1.0, *, generator=None):
+    sample = randn(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, sample * std + mean)
+
+
+def bernoulli_(t, p=0.5, *, generator=None):
+    sample = rand(tuple(t.shape), dtype=_dt.float32, device=t.device, generator=generator)
+    return _fill_inplace(t, (sample < p).to(t.dtype))
+
+
+def exponential_(t, lambd=1.0, *, generator=None):
+    u = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, -(1.0 - u).log() / lambd)
+
+
+def random_(t, low=0, high=None, *, generator=None):
+    if high is None:
+        low, high = 0, low if low else 2 ** 24
+    return _fill_inplace(t, randint(low, high, tuple(t.shape), device=t.device,
+                                    generator=generator).to(t.dtype))
+
+
+def _fill_inplace(t, values):
+    from plugrad.core.autograd.grad_mode import no_grad
+    from plugrad.core.ops.inplace import copy_
+    if t._rg and t.grad_fn is None:
+        with no_grad():
+            return copy_(t, values)
+    return copy_(t, values.detach())

@@ -1,0 +1,194 @@
+"""The backend registry: pluggy finds backends, then gets out of the way.
+
+pluggy is consulted when backends are registered or removed, never per op: each backend's
+kernel table is resolved once (a contributed kernel, else the backend's own method, whose
+default is the composite fallback) into plain attributes of a :class:`KernelTable`, and
+every tensor holds its table. An op is then ``tensor._k.mul(a, b)``.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import threading
+import warnings
+
+import pluggy
+
+from plugrad.backends import hooks
+from plugrad.backends.contract import (CONTRACT_VERSION, Backend, optional_kernels,
+                                       required_primitives)
+
+ENTRY_POINT_GROUP = "plugrad.backends"
+BUILTIN_PLUGINS = ("plugrad.backends.numpy", "plugrad.backends.reference",
+                   "plugrad.backends.cupy")
+
+
+class BackendError(RuntimeError):
+    """A backend could not be registered or used."""
+
+
+class KernelTable:
+    """A backend's resolved kernels as plain attributes (the per-op hot path)."""
+
+    def __init__(self, backend: Backend, contributed: dict):
+        self.backend = backend
+        self.name = backend.name
+        self.device_type = backend.device_type
+        self.dtypes = frozenset(backend.dtypes)
+        self.sources: dict[str, str] = {}
+        for op in required_primitives() + optional_kernels():
+            if op in contributed:
+                fn, plugin = contributed[op]
+                self.sources[op] = plugin
+            else:
+                fn = getattr(backend, op)
+                definer = next(c for c in type(backend).__mro__ if op in vars(c))
+                self.sources[op] = "composite" if definer is Backend else backend.name
+            setattr(self, op, fn)
+
+    def __repr__(self) -> str:
+        return f"<KernelTable {self.name} ({self.device_type})>"
+
+
+class Registry:
+    """Registered backends by device type, their origins, and plugins that failed."""
+
+    def __init__(self):
+        self.pm = pluggy.PluginManager(hooks.PROJECT)
+        self.pm.add_hookspecs(hooks.BackendSpecs)
+        self._lock = threading.RLock()
+        self.backends: dict[str, Backend] = {}
+        self.origins: dict[str, str] = {}
+        self.failures: list[tuple[str, str, str]] = []
+        self._tables: dict[str, KernelTable] = {}
+        self._entry_points_loaded = False
+        for module_name in BUILTIN_PLUGINS:
+            module = __import__(module_name, fromlist=["_"])
+            self.register_plugin(module, origin="built-in")
+
+    # ------------------------------------------------------------------ plugins
+    def register_plugin(self, plugin, name: str | None = None, origin: str = "plugin"):
+        """Register a pluggy plugin (module or object) and the backends it provides."""
+        with self._lock:
+            self.pm.register(plugin, name=name)
+            try:
+                provided = plugin.plugrad_backends() if hasattr(plugin, "plugrad_backends") else []
+                for backend in provided or []:
+                    self.add_backend(backend, origin=origin)
+            except Exception:
+                self.pm.unregister(plugin)
+                raise
+            self._tables.clear()
+
+    def unregister_plugin(self, plugin) -> None:
+        with self._lock:
+            if hasattr(plugin, "plugrad_backends"):
+                for backend in list(self.backends.values()):
+                    if any(backend is b for b in plugin.plugrad_backends() or []):
+                        del self.backends[backend.device_type]
+            names = {b.device_type for b in self.backends.values()}
+            for dev in list(self.origins):
+                if dev not in names:
+                    del self.origins[dev]
+            self.pm.unregister(plugin)
+            self._tables.clear()
+
+    def add_backend(self, backend: Backend, origin: str = "plugin") -> None:
+        """Check a backend against the contract and make its device type available."""
+        if not isinstance(backend, Backend):
+            raise BackendError(f"{backend!r} is not a plugrad.backends.Backend")
+        if backend.contract_version != CONTRACT_VERSION:
+            raise BackendError(
+                f"backend {backend.name!r} was written for contract version "
+                f"{backend.contract_version}, this plugrad implements version {CONTRACT_VERSION}")
+        missing = sorted(getattr(type(backend), "__abstractmethods__", ()))
+        if missing:
+            raise BackendError(f"backend {backend.name!r} lacks required primitives: "
+                               f"{', '.join(missing)}")
+        taken = self.backends.get(backend.device_type)
+        if taken is not None and taken is not backend:
+            raise BackendError(
+                f"device type {backend.device_type!r} is already served by backend "
+                f"{taken.name!r} ({self.origins.get(backend.device_type)}); "
+                f"{backend.name!r} ({origin}) cannot take it")
+        self.backends[backend.device_type] = backend
+        self.origins[backend.device_type] = origin
+        self._tables.pop(backend.device_type, None)
+
+    def load_entry_points(self) -> None:
+        """Load third-party plugins once; a failing one is reported, never fatal."""
+        if self._entry_points_loaded:
+            return
+        self._entry_points_loaded = True
+        if os.environ.get("PLUGRAD_DISABLE_PLUGIN_AUTOLOAD", "") not in ("", "0"):
+            return
+        blocked = {n.strip() for n in os.environ.get("PLUGRAD_BLOCK_PLUGINS", "").split(",")
+                   if n.strip()}
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name in blocked or self.pm.has_plugin(ep.name):
+                continue
+            dist = getattr(ep.dist, "name", None) or "unknown distribution"
+            try:
+                plugin = ep.load()
+                self.register_plugin(plugin, name=ep.name, origin=f"{dist} (entry point {ep.name})")
+            except Exception as exc:  # noqa: BLE001 - a plugin must never break plugrad
+                message = f"{type(exc).__name__}: {exc}"
+                self.failures.append((ep.name, dist, message))
+                warnings.warn(f"plugrad: backend plugin {ep.name!r} from {dist} failed to load "
+                              f"and was skipped: {message}", RuntimeWarning, stacklevel=2)
+
+    # ------------------------------------------------------------------ lookup
+    def table(self, device_type: str) -> KernelTable:
+        """The resolved kernel table serving ``device_type`` (cached)."""
+        table = self._tables.get(device_type)
+        if table is not None:
+            return table
+        with self._lock:
+            backend = self.backends.get(device_type)
+            if backend is None:
+                self.load_entry_points()
+                backend = self.backends.get(device_type)
+            if backend is None:
+                known = ", ".join(sorted(self.backends)) or "none"
+                raise BackendError(f"no backend serves device type {device_type!r} "
+                                   f"(registered device types: {known})")
+            if not backend.is_available():
+                raise BackendError(f"device type {device_type!r} (backend {backend.name!r}) is "
+                                   f"not available here: {backend.unavailable_reason()}")
+            table = KernelTable(backend, self._contributions(backend))
+            self._tables[device_type] = table
+            from plugrad.core import random as _random  # seeds a newly used backend
+            _random.seed_backend(backend)
+            return table
+
+    def _contributions(self, backend: Backend) -> dict:
+        """Kernels other plugins contribute for ``backend``: the first (tryfirst) one wins."""
+        found: dict = {}
+        for impl in reversed(self.pm.hook.plugrad_kernels.get_hookimpls()):
+            kernels = impl.function(backend=backend)
+            for op, fn in (kernels or {}).items():
+                if op not in found:
+                    found[op] = (fn, impl.plugin_name)
+        return found
+
+    def available_tables(self) -> list[KernelTable]:
+        """Tables of every registered backend that can run here."""
+        self.load_entry_points()
+        out = []
+        for device_type, backend in sorted(self.backends.items()):
+            if backend.is_available():
+                out.append(self.table(device_type))
+        return out
+
+
+_registry: Registry | None = None
+_registry_lock = threading.Lock()
+
+
+def get_registry() -> Registry:
+    global _registry
+    if _registry is None:
+        with _registry_lock:
+            if _registry is None:
+                _registry = Registry()
+    return _registry

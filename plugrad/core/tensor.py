@@ -1,0 +1,442 @@
+"""The Tensor: a backend array plus dtype, device and autograd state.
+
+Math methods and operators are attached by :mod:`plugrad.core.methods`; this module keeps
+what a tensor *is*: its state, conversions, printing, device moves and autograd entry points.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from plugrad.core import dtypes as _dt
+from plugrad.core import printing
+from plugrad.core.autograd import grad_mode
+from plugrad.core.device import Device, get_default_device
+from plugrad.core.registry import get_registry
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``plugrad.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"plugrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        out = tuple.__getitem__(self, item)
+        return Size(out) if isinstance(item, slice) else out
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+def table_for(device: Device):
+    """The kernel table serving ``device`` (cached by the registry)."""
+    return get_registry().table(device.type)
+
+
+class Tensor:
+    """An n-dimensional array on a device that can record how it was computed."""
+
+    __slots__ = ("_data", "_k", "dtype", "device", "_rg", "grad_fn", "_grad", "_vc",
+                 "_output_nr", "_accum", "_hooks", "_retains_grad", "__dict__", "__weakref__")
+
+    __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to us
+
+    def __init__(self, *args, dtype=None, device=None):
+        """Legacy constructor: ``Tensor(data)`` or ``Tensor(*sizes)`` gives a float tensor."""
+        from plugrad.core.factories import empty, tensor
+        if len(args) == 1 and not isinstance(args[0], int):
+            src = tensor(args[0], dtype=dtype or _dt.get_default_dtype(), device=device)
+        else:
+            src = empty(*args, dtype=dtype, device=device)
+        _init(self, src._data, src.dtype, src.device, src._k)
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        shape = self._data.shape
+        if dim is None:
+            return Size(shape)
+        return shape[_wrap_dim(dim, len(shape), "size")]
+
+    def dim(self) -> int:
+        return len(self._data.shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._data.shape)
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._data.shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.dtype.itemsize * self.numel()
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def is_floating_point_(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        return -1 if self.device.type == "cpu" else (self.device.index or 0)
+
+    def __len__(self) -> int:
+        if not self._data.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if not self._data.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {self.numel()} values is "
+                               f"ambiguous")
+        return bool(self.item())
+
+    def __repr__(self) -> str:
+        return printing.tensor_repr(self, _dt.get_default_dtype())
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self.numel() == 1 and not self._data.shape:
+            return format(self.item(), spec)
+        return format(repr(self), spec)
+
+    # ------------------------------------------------------------------ conversions
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self.device.type != "cpu" and not force:
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            f"Tensor.cpu() to copy the tensor to host memory first.")
+        return np.asarray(self._k.to_numpy(self._data))
+
+    def __array__(self, dtype=None, copy=None):
+        out = np.asarray(self._k.to_numpy(self._data))
+        return out.astype(dtype) if dtype is not None else out
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted "
+                               f"to Scalar")
+        return np.asarray(self._k.to_numpy(self._data)).reshape(()).item()
+
+    def tolist(self):
+        return np.asarray(self._k.to_numpy(self._data)).tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu" or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    # ------------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. "
+                                   "If you want to use a computed variable in a subgraph that "
+                                   "doesn't require differentiation use var_no_grad = "
+                                   "var.detach().")
+            return self
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients "
+                               f"(got {self.dtype})")
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                          "accessed. Its .grad attribute won't be populated during "
+                          "autograd.backward(). If you indeed want the .grad field to be "
+                          "populated for a non-leaf Tensor, use .retain_grad() on the non-leaf "
+                          "Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got "
+                                f"{type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: "
+                                   f"{list(value.shape)} vs {list(self.shape)}")
+            if value.device is not self.device:
+                raise RuntimeError(f"assigned grad has data located on {value.device}, but "
+                                   f"the tensor is on {self.device}")
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` of this non-leaf tensor after backward."""
+        if self.grad_fn is None:
+            if not self._rg:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)
+
+        def keep(grad):
+            t = ref()
+            if t is not None:
+                g = grad.detach()
+                t._grad = g.clone() if t._grad is None else t._grad + g
+        self._add_node_hook(keep)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
+        replacement gradient."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        from plugrad.core.autograd.node import _Handle
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            self._hooks.append(hook)
+            return _Handle(self._hooks, hook)
+        return self._add_node_hook(hook)
+
+    def _add_node_hook(self, hook):
+        from plugrad.core.autograd.node import _Handle
+        node = self.grad_fn
+        if node.pre_hooks is None:
+            node.pre_hooks = {}
+        hooks = node.pre_hooks.setdefault(self._output_nr, [])
+        hooks.append(hook)
+        return _Handle(hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
+        from plugrad.core.autograd import functional
+        functional.backward(self, gradient, retain_graph=retain_graph,
+                            create_graph=create_graph, inputs=inputs)
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    # ------------------------------------------------------------------ aliasing
+    def _alias(self) -> Tensor:
+        """A tensor sharing this one's array and version counter, outside the graph."""
+        out = _wrap(self._data, self.dtype, self.device, self._k)
+        out._vc = self._vc
+        return out
+
+    def detach(self) -> Tensor:
+        return self._alias()
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        return self._alias()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self.dtype = value.dtype
+        self.device = value.device
+        self._k = value._k
+
+    def _inplace_assign(self, new_data) -> Tensor:
+        """Write ``new_data`` (same shape, dtype, device) into this tensor's array in place,
+        so aliases (``.data``, ``detach()``, views) see it; bump the version counter."""
+        self._data = self._k.assign(self._data, (), new_data)
+        self._vc[0] += 1
+        return self
+
+    # ------------------------------------------------------------------ moving
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``copy=`` and
+        ``non_blocking=`` are accepted."""
+        device = kwargs.pop("device", None)
+        dtype = kwargs.pop("dtype", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                device, dtype = a.device, a.dtype
+            elif isinstance(a, (Device, str)) and not _looks_like_dtype(a):
+                device = a
+            elif a is not None:
+                dtype = a
+        from plugrad.core.ops import conversion
+        out = self
+        if dtype is not None:
+            out = conversion.to_dtype(out, _dt.get_dtype(dtype))
+        if device is not None:
+            out = conversion.to_device(out, Device(device))
+        if copy and out is self:
+            out = self.clone()
+        return out
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
+        if device is None:
+            return self.to("cuda")
+        if isinstance(device, int):
+            return self.to(Device("cuda", device))
+        return self.to(device)
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"plugrad.{self.dtype.name}"
+        return self.to(_dt.get_dtype(dtype))
+
+    def float(self): return self.to(_dt.float32)
+    def double(self): return self.to(_dt.float64)
+    def half(self): return self.to(_dt.float16)
+    def long(self): return self.to(_dt.int64)
+    def int(self): return self.to(_dt.int32)
+    def short(self): return self.to(_dt.int16)
+    def bool(self): return self.to(_dt.bool_)
+    def byte(self): return self.to(_dt.uint8)
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError("plugrad tensors are not picklable; use plugrad.save (safetensors)")
+
+
+def _looks_like_dtype(spec) -> bool:
+    if isinstance(spec, str):
+        try:
+            _dt.get_dtype(spec)
+            return True
+        except TypeError:
+            return False
+    return False
+
+
+_new = object.__new__
+
+
+def _init(t, data, dtype, device, k) -> None:
+    t._data = data
+    t.dtype = dtype
+    t.device = device
+    t._k = k
+    t._rg = False
+    t.grad_fn = None
+    t._grad = None
+    t._vc = [0]
+    t._output_nr = 0
+    t._accum = None
+    t._hooks = None
+    t._retains_grad = False
+
+
+def _wrap(data, dtype, device, k, cls=Tensor) -> Tensor:
+    """A new tensor around a backend array: the one constructor every op uses."""
+    t = _new(cls)
+    t._data = data
+    t.dtype = dtype
+    t.device = device
+    t._k = k
+    t._rg = False
+    t.grad_fn = None
+    t._grad = None
+    t._vc = [0]
+    t._output_nr = 0
+    t._accum = None
+    t._hooks = None
+    t._retains_grad = False
+    return t
+
+
+def _wrap_dim(dim: int, ndim: int, op: str) -> int:
+    """Normalise a possibly negative ``dim``; 0-d tensors accept 0 and -1 as PyTorch does."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def default_device() -> Device:
+    return get_default_device()
+
+
+def is_grad_enabled() -> bool:
+    return grad_mode._state.enabled
