@@ -14,7 +14,7 @@ from plugrad.core.ops.pointwise import (abs, add, addcdiv, addcmul, ceil, clamp,
                                         sigmoid, sign, sin, sqrt, square, sub, tan, tanh, trunc,
                                         where)
 from plugrad.core.ops.reduction import (all, amax, amin, any, argmax, argmin, count_nonzero,
-                                        cumprod, cumsum, logsumexp, max, mean, nansum, norm,
+                                        cumprod, cumsum, logsumexp, max, mean, min, nansum, norm,
                                         prod, std, std_mean, sum, var, var_mean)
 from plugrad.core.ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk,
                                     clone, concat, concatenate, flatten, flip, fliplr, flipud,

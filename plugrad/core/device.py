@@ -68,6 +68,17 @@ class Device:
     def __reduce__(self):
         return (Device, (self._str,))
 
+    def __enter__(self) -> "Device":
+        """``with plugrad.device('ref'):`` makes ``ref`` the default inside the block."""
+        _check_served(self, "device")
+        _default.stack.append(_default.value)
+        _default.value = self
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        _default.value = _default.stack.pop()
+        return False
+
 
 device = Device
 _interned: dict = {}
@@ -75,21 +86,38 @@ _lock = threading.Lock()
 
 
 class _DefaultDevice:
-    """The device new tensors go to; ``set_default_device`` also works as a context manager."""
+    """The device new tensors go to: ``PLUGRAD_DEVICE`` at import, else ``cpu``."""
 
     def __init__(self):
-        self.value = Device(os.environ.get("PLUGRAD_DEVICE", "cpu") or "cpu")
+        spec = os.environ.get("PLUGRAD_DEVICE", "") or "cpu"
+        try:
+            self.value = Device(spec)
+        except ValueError as exc:
+            raise ValueError(f"PLUGRAD_DEVICE={spec!r} is not a valid device: {exc}") from None
+        self.stack: list = []
 
 
 _default = _DefaultDevice()
+
+
+def _check_served(dev: Device, op: str) -> Device:
+    """Fail now, naming ``op``, if no backend can serve ``dev`` (rather than at first use)."""
+    from plugrad.core.registry import BackendError, get_registry
+    try:
+        get_registry().table(dev.type)
+    except BackendError as exc:
+        raise BackendError(f"{op}: {exc}") from None
+    return dev
 
 
 class set_default_device:
     """Make ``device`` the default for new tensors; in a ``with`` block, only inside it."""
 
     def __init__(self, device):
+        new = _check_served(Device(device if device is not None else "cpu"),
+                            "set_default_device")
         self._previous = _default.value
-        _default.value = Device(device)
+        _default.value = new
 
     def __enter__(self):
         return self

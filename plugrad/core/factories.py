@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import operator
+import warnings
 
 import numpy as np
 
@@ -26,27 +28,39 @@ def _finish(data, dtype, device, k, requires_grad) -> Tensor:
     return t
 
 
-def _sizes(size) -> tuple:
+def _sizes(size, op: str = "size") -> tuple:
+    """``(2, 3)``, ``((2, 3),)`` or ``([2, 3],)`` as a tuple of non-negative ints."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
-    out = tuple(int(s) for s in size)
+    out = []
+    for i, s in enumerate(size):
+        try:
+            out.append(operator.index(s))
+        except TypeError:
+            raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}") from None
     if any(s < 0 for s in out):
-        raise ValueError(f"negative dimension in size {list(out)}")
-    return out
+        raise ValueError(f"{op}(): negative dimension in size {out} (sizes must be "
+                         f"non-negative)")
+    return tuple(out)
 
 
 def _infer_dtype(values: np.ndarray, data) -> _dt.DType:
-    """Python data: bool, int64 or the default float; NumPy data keeps its dtype."""
+    """Python data: bool, int64 or the default float; NumPy data keeps its dtype; Tensors in
+    a list count with their own dtypes, as in PyTorch."""
     kind = values.dtype.kind
-    from_numpy = isinstance(data, (np.ndarray, np.generic))
-    if kind == "b":
-        return _dt.bool_
-    if kind in "iu":
-        return _dt.get_dtype(values.dtype) if from_numpy else _dt.int64
-    if kind == "f":
-        return _dt.get_dtype(values.dtype) if from_numpy else _dt.get_default_dtype()
-    raise TypeError(f"tensor: can't convert data of type {values.dtype} (only bool, integer and "
-                    f"floating values)")
+    if kind not in "biuf":
+        raise TypeError(f"tensor: can't convert data of type {values.dtype} (only bool, "
+                        f"integer and floating values)")
+    if isinstance(data, (np.ndarray, np.generic)):
+        return _dt.get_dtype(values.dtype)
+    if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat_first(data)):
+        found = None
+        for leaf in _leaves(data):
+            d = leaf.dtype if isinstance(leaf, Tensor) else _dt.scalar_dtype(leaf)
+            found = d if found is None else _dt.promote_types(found, d)
+        return found
+    return {"b": _dt.bool_, "i": _dt.int64, "u": _dt.int64}.get(kind) or _dt.get_default_dtype()
 
 
 def _to_numpy_values(data) -> np.ndarray:
@@ -55,10 +69,49 @@ def _to_numpy_values(data) -> np.ndarray:
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat_first(data)):
         data = _tensors_to_lists(data)
     try:
-        return np.asarray(data)
-    except ValueError as exc:
-        raise ValueError(f"tensor: expected a rectangular nested sequence of numbers "
-                         f"({exc})") from None
+        values = np.asarray(data)
+    except (ValueError, TypeError):
+        _check_rectangular(data, 0)
+        raise
+    except OverflowError:
+        raise ValueError(f"tensor: value out of range of int64 in {_short(data)}") from None
+    if values.dtype == object:
+        _check_rectangular(data, 0)
+        if any(isinstance(v, int) and not isinstance(v, bool) for v in _leaves(data)):
+            raise ValueError(f"tensor: value out of range of int64 in {_short(data)}")
+    return values
+
+
+def _short(data) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _leaves(data):
+    """The numbers (or Tensors) of a nested sequence."""
+    if isinstance(data, (list, tuple)):
+        for d in data:
+            yield from _leaves(d)
+    else:
+        yield data
+
+
+def _check_rectangular(data, dim: int):
+    """Raise PyTorch's message for a ragged nested sequence (``[[1, 2], [3]]``)."""
+    if not isinstance(data, (list, tuple)):
+        return
+    seqs = [isinstance(d, (list, tuple)) for d in data]
+    if any(seqs) and not all(seqs):
+        raise ValueError(f"tensor: expected a rectangular nested sequence, but at dim {dim} "
+                         f"some elements are sequences and some are numbers: {_short(data)}")
+    if all(seqs) and data:
+        n = len(data[0])
+        for d in data:
+            if len(d) != n:
+                raise ValueError(f"tensor: expected sequence of length {n} at dim {dim + 1} "
+                                 f"(got {len(d)})")
+        for d in data:
+            _check_rectangular(d, dim + 1)
 
 
 def _flat_first(data):
@@ -77,6 +130,11 @@ def _tensors_to_lists(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data`` (a number, nested sequence, array, Tensor)."""
+    if isinstance(data, Tensor):
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.clone().detach() or sourceTensor.clone().detach()"
+                      ".requires_grad_(True), rather than plugrad.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
     dev = resolve_device(device if device is not None or not isinstance(data, Tensor)
                          else data.device)
     values = _to_numpy_values(data)
@@ -98,7 +156,8 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         if device is not None:
             out = out.to(resolve_device(device))
         return out
-    if isinstance(data, np.ndarray) and dtype is None and resolve_device(device).type == "cpu":
+    if (isinstance(data, np.ndarray) and resolve_device(device).type == "cpu"
+            and (dtype is None or _dt.get_dtype(dtype).name == data.dtype.name)):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -107,7 +166,12 @@ def from_numpy(array: np.ndarray) -> Tensor:
     """A ``cpu`` tensor sharing memory with ``array``, as in PyTorch."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected np.ndarray (got {type(array).__name__})")
-    dt = _dt.get_dtype(array.dtype)
+    try:
+        dt = _dt.get_dtype(array.dtype)
+    except TypeError:
+        raise TypeError(f"from_numpy: can't convert np.ndarray of type {array.dtype}; the "
+                        f"supported types are: bool, uint8, int8, int16, int32, int64, float16, "
+                        f"float32, float64") from None
     dev = Device("cpu")
     k = table_for(dev)
     check_dtype_supported("from_numpy", k, dt)
@@ -115,100 +179,139 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return _wrap(data, dt, dev, k)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    size = _sizes((size,)) if isinstance(size, (tuple, list)) else _sizes((size,))
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    size = _sizes(tuple(size) if isinstance(size, (tuple, list)) else (size,), "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _dt.get_dtype(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
-    return _filled(size, fill_value, dt, device, requires_grad)
+    return _into(out, _filled("full", size, fill_value, dt, device, requires_grad))
 
 
-def _filled(size, value, dt, device, requires_grad) -> Tensor:
+def _filled(op, size, value, dt, device, requires_grad) -> Tensor:
+    """A new tensor of ``size`` filled with ``value`` (cast to ``dt`` as PyTorch casts)."""
     dev = resolve_device(device)
     k = table_for(dev)
-    check_dtype_supported("full", k, dt)
+    check_dtype_supported(op, k, dt)
     kind = dt.kind
     v = float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
     return _finish(k.full(size, v, dt.name, dev.index), dt, dev, k, requires_grad)
+
+
+def _into(out, result: Tensor) -> Tensor:
+    """Honour ``out=``: write ``result`` into ``out`` (same shape) in place and return it."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"out= expects a Tensor, got {type(out).__name__}")
+    if out.shape != result.shape:
+        raise ValueError(f"out= has shape {list(out.shape)} but the result has shape "
+                         f"{list(result.shape)}")
+    from plugrad.core.ops.inplace import copy_
+    return copy_(out, result)
 
 
 def _default(dtype):
     return _dt.get_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _filled(_sizes(size), 0, _default(dtype), device, requires_grad)
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **_ignored) -> Tensor:
+    return _into(out, _filled("zeros", _sizes(size, "zeros"), 0, _default(dtype), device,
+                              requires_grad))
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _filled(_sizes(size), 1, _default(dtype), device, requires_grad)
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **_ignored) -> Tensor:
+    return _into(out, _filled("ones", _sizes(size, "ones"), 1, _default(dtype), device,
+                              requires_grad))
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_ignored) -> Tensor:
     """Like ``zeros`` (plugrad does not hand out uninitialised memory)."""
-    return _filled(_sizes(size), 0, _default(dtype), device, requires_grad)
+    return _into(out, _filled("empty", _sizes(size, "empty"), 0, _default(dtype), device,
+                              requires_grad))
 
 
-def _like(t, dtype, device):
-    return (_dt.get_dtype(dtype) if dtype is not None else t.dtype,
-            device if device is not None else t.device)
+def _like(op, t, fill, dtype, device, requires_grad) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be a Tensor, not {type(t).__name__}")
+    dt = _dt.get_dtype(dtype) if dtype is not None else t.dtype
+    return _filled(op, tuple(t.shape), fill, dt, device if device is not None else t.device,
+                   requires_grad)
 
 
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
-    dt, dev = _like(t, dtype, device)
-    return _filled(tuple(t.shape), 0, dt, dev, requires_grad)
+    return _like("zeros_like", t, 0, dtype, device, requires_grad)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
-    dt, dev = _like(t, dtype, device)
-    return _filled(tuple(t.shape), 1, dt, dev, requires_grad)
+    return _like("ones_like", t, 1, dtype, device, requires_grad)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
-    return zeros_like(t, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _like("empty_like", t, 0, dtype, device, requires_grad)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False,
               **_ignored) -> Tensor:
-    dt, dev = _like(t, dtype, device)
-    return _filled(tuple(t.shape), fill_value, dt, dev, requires_grad)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _like("full_like", t, fill_value, dtype, device, requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _is_int(v) -> bool:
+    try:
+        operator.index(v)
+        return True
+    except TypeError:
+        return False
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           out=None) -> Tensor:
+    """``start, start + step, ...`` below ``end``: int64 when every bound is an integer."""
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    start, end, step = values
+    all_int = all(_is_int(v) for v in values)
+    start, end, step = values if all_int else [float(v) for v in values]
+    if not all_int and not all(math.isfinite(v) for v in values):
+        raise ValueError(f"arange: unsupported range {start} -> {end} (step {step})")
     if step == 0:
         raise ValueError("arange: step must be nonzero")
     if (end - start) * step < 0:
         raise ValueError(f"arange: upper bound and larger bound inconsistent with step sign "
                          f"(start={start}, end={end}, step={step})")
-    if dtype is not None:
-        dt = _dt.get_dtype(dtype)
-    else:
-        dt = _dt.int64 if all(isinstance(v, int) for v in values) else _dt.get_default_dtype()
+    dt = _dt.get_dtype(dtype) if dtype is not None else (
+        _dt.int64 if all_int else _dt.get_default_dtype())
     dev = resolve_device(device)
     k = table_for(dev)
     check_dtype_supported("arange", k, dt)
-    n = max(int(math.ceil((end - start) / step)), 0)
-    data = k.arange(start, start + n * step if dt.kind in "iu" else end, step, dt.name,
-                    dev.index) if dt.kind in "iu" else k.from_numpy(
-        start + np.arange(n, dtype=np.float64) * step, dt.name, dev.index)
-    return _finish(data, dt, dev, k, requires_grad)
+    if all_int:
+        n = max(-((start - end) // step), 0)
+        data = k.arange(start, start + n * step, step, dt.name, dev.index)
+    else:  # in float64 like PyTorch's accumulate type; an integer dtype truncates
+        n = max(int(math.ceil((end - start) / step)), 0)
+        data = k.from_numpy(start + np.arange(n, dtype=np.float64) * step, dt.name, dev.index)
+    return _into(out, _finish(data, dt, dev, k, requires_grad))
+
+
+def _steps(op: str, steps) -> int:
+    if not _is_int(steps) or operator.index(steps) < 0:
+        raise ValueError(f"{op}: number of steps must be a non-negative integer, got {steps!r}")
+    return operator.index(steps)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    values = np.linspace(float(start), float(end), int(steps))
+    values = np.linspace(float(start), float(end), _steps("linspace", steps))
     return tensor(values, dtype=_default(dtype), device=device, requires_grad=requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None,
              requires_grad=False) -> Tensor:
-    values = np.logspace(float(start), float(end), int(steps), base=base)
+    values = np.logspace(float(start), float(end), _steps("logspace", steps), base=base)
     return tensor(values, dtype=_default(dtype), device=device, requires_grad=requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return tensor(np.eye(n, m if m is not None else n), dtype=_default(dtype), device=device,
+    n, m = _sizes((n, n if m is None else m), "eye")
+    return tensor(np.eye(n, m), dtype=_default(dtype), device=device,
                   requires_grad=requires_grad)

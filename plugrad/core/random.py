@@ -32,8 +32,8 @@ def manual_seed(seed: int):
     _seed = seed
     _host = np.random.default_rng(seed)
     from plugrad.core.registry import get_registry
-    for table in list(get_registry()._tables.values()):
-        table.backend.seed(seed)
+    for backend in list(get_registry().seeded.values()):  # the rest start from _seed on first use
+        backend.seed(seed)
     return default_generator
 
 
@@ -104,7 +104,7 @@ def _sample(kind, size, dtype, device, requires_grad, generator):
                         f"dtype, got {dt}")
     dev = resolve_device(device)
     k = table_for(dev)
-    check_dtype_supported(kind, k, dt)
+    check_dtype_supported("rand" if kind == "uniform" else "randn", k, dt)
     if generator is not None:
         rng = generator.rng
         values = rng.random(shape) if kind == "uniform" else rng.standard_normal(shape)
@@ -193,7 +193,7 @@ def multinomial(probs, num_samples: int, replacement: bool = False, *, generator
         g = -(-rand(tuple(p.shape), dtype=_dt.float64, device=p.device,
                     generator=generator).clamp(min=1e-300).log()).log()
         keys = p.log() + g
-        order = np.argsort(-keys.numpy(), axis=-1, kind="stable")[:, :num_samples]
+        order = np.argsort(-np.asarray(keys), axis=-1, kind="stable")[:, :num_samples]
         from plugrad.core.factories import tensor
         idx = tensor(order, device=p.device)
     return idx.reshape(-1) if squeeze else idx

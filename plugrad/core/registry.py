@@ -60,38 +60,58 @@ class Registry:
         self.backends: dict[str, Backend] = {}
         self.origins: dict[str, str] = {}
         self.failures: list[tuple[str, str, str]] = []
+        self.provided: dict[str, tuple[str, ...]] = {}  # plugin name -> device types it added
+        self.seeded: dict[str, Backend] = {}  # device type -> backend whose generator is set
         self._tables: dict[str, KernelTable] = {}
         self._entry_points_loaded = False
         for module_name in BUILTIN_PLUGINS:
-            module = __import__(module_name, fromlist=["_"])
-            self.register_plugin(module, origin="built-in")
+            module = importlib.import_module(module_name)
+            self.register_plugin(module, name=module_name, origin="built-in")
 
     # ------------------------------------------------------------------ plugins
-    def register_plugin(self, plugin, name: str | None = None, origin: str = "plugin"):
-        """Register a pluggy plugin (module or object) and the backends it provides."""
+    def register_plugin(self, plugin, name: str | None = None, origin: str = "plugin") -> str:
+        """Register a pluggy plugin (module or object) and the backends its
+        ``plugrad_backends`` hook provides; all or nothing. Returns the plugin's name."""
         with self._lock:
-            self.pm.register(plugin, name=name)
+            name = self.pm.register(plugin, name=name)
+            if name is None:
+                raise BackendError(f"plugin {plugin!r} is blocked")
+            added: list[str] = []
             try:
-                provided = plugin.plugrad_backends() if hasattr(plugin, "plugrad_backends") else []
-                for backend in provided or []:
+                for backend in self._hook_backends(plugin):
                     self.add_backend(backend, origin=origin)
+                    added.append(backend.device_type)
             except Exception:
+                self._drop(added)
                 self.pm.unregister(plugin)
                 raise
+            self.provided[name] = tuple(added)
             self._tables.clear()
+            return name
+
+    def _hook_backends(self, plugin) -> list:
+        """What ``plugin``'s own ``plugrad_backends`` hook implementation returns."""
+        out = []
+        for impl in self.pm.hook.plugrad_backends.get_hookimpls():
+            if impl.plugin is plugin:
+                out.extend(impl.function() or [])
+        return out
 
     def unregister_plugin(self, plugin) -> None:
+        """Remove a plugin (object or name) and the backends it provided."""
         with self._lock:
-            if hasattr(plugin, "plugrad_backends"):
-                for backend in list(self.backends.values()):
-                    if any(backend is b for b in plugin.plugrad_backends() or []):
-                        del self.backends[backend.device_type]
-            names = {b.device_type for b in self.backends.values()}
-            for dev in list(self.origins):
-                if dev not in names:
-                    del self.origins[dev]
-            self.pm.unregister(plugin)
+            name = plugin if isinstance(plugin, str) else self.pm.get_name(plugin)
+            if name is None or not self.pm.has_plugin(name):
+                raise BackendError(f"plugin {plugin!r} is not registered")
+            self._drop(self.provided.pop(name, ()))
+            self.pm.unregister(name=name)
             self._tables.clear()
+
+    def _drop(self, device_types) -> None:
+        for dev in device_types:
+            self.backends.pop(dev, None)
+            self.origins.pop(dev, None)
+            self.seeded.pop(dev, None)
 
     def add_backend(self, backend: Backend, origin: str = "plugin") -> None:
         """Check a backend against the contract and make its device type available."""
@@ -130,6 +150,8 @@ class Registry:
             dist = getattr(ep.dist, "name", None) or "unknown distribution"
             try:
                 plugin = ep.load()
+                if self.pm.is_registered(plugin):  # e.g. a built-in also declared as entry point
+                    continue
                 self.register_plugin(plugin, name=ep.name, origin=f"{dist} (entry point {ep.name})")
             except Exception as exc:  # noqa: BLE001 - a plugin must never break plugrad
                 message = f"{type(exc).__name__}: {exc}"
@@ -144,22 +166,28 @@ class Registry:
         if table is not None:
             return table
         with self._lock:
+            return self._build(device_type)
+
+    def _build(self, device_type: str) -> KernelTable:
+        backend = self.backends.get(device_type)
+        if backend is None:
+            self.load_entry_points()
             backend = self.backends.get(device_type)
-            if backend is None:
-                self.load_entry_points()
-                backend = self.backends.get(device_type)
-            if backend is None:
-                known = ", ".join(sorted(self.backends)) or "none"
-                raise BackendError(f"no backend serves device type {device_type!r} "
-                                   f"(registered device types: {known})")
-            if not backend.is_available():
-                raise BackendError(f"device type {device_type!r} (backend {backend.name!r}) is "
-                                   f"not available here: {backend.unavailable_reason()}")
-            table = KernelTable(backend, self._contributions(backend))
-            self._tables[device_type] = table
-            from plugrad.core import random as _random  # seeds a newly used backend
+        if backend is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            raise BackendError(f"no backend serves device type {device_type!r} "
+                               f"(registered device types: {known}){_env_hint(device_type)}")
+        if not backend.is_available():
+            raise BackendError(f"device type {device_type!r} (backend {backend.name!r}) is "
+                               f"not available here: {backend.unavailable_reason()}"
+                               f"{_env_hint(device_type)}")
+        table = KernelTable(backend, self._contributions(backend))
+        if self.seeded.get(device_type) is not backend:  # only on first use, never on rebuilds
+            from plugrad.core import random as _random
             _random.seed_backend(backend)
-            return table
+            self.seeded[device_type] = backend
+        self._tables[device_type] = table
+        return table
 
     def _contributions(self, backend: Backend) -> dict:
         """Kernels other plugins contribute for ``backend``: the first (tryfirst) one wins."""
@@ -171,6 +199,14 @@ class Registry:
                     found[op] = (fn, impl.plugin_name)
         return found
 
+    def kernel_sources(self, device_type: str) -> dict[str, str]:
+        """Where each kernel of ``device_type`` comes from (the backend's name, "composite", or
+        a contributing plugin), also for a backend that cannot run here."""
+        backend = self.backends[device_type]
+        table = self._tables.get(device_type) or KernelTable(backend,
+                                                             self._contributions(backend))
+        return dict(table.sources)
+
     def available_tables(self) -> list[KernelTable]:
         """Tables of every registered backend that can run here."""
         self.load_entry_points()
@@ -179,6 +215,14 @@ class Registry:
             if backend.is_available():
                 out.append(self.table(device_type))
         return out
+
+
+def _env_hint(device_type: str) -> str:
+    """Point at ``PLUGRAD_DEVICE`` when that is where the device came from."""
+    spec = os.environ.get("PLUGRAD_DEVICE", "")
+    if spec.partition(":")[0] == device_type:
+        return f"; the default device comes from the environment: PLUGRAD_DEVICE={spec!r}"
+    return ""
 
 
 _registry: Registry | None = None

@@ -280,6 +280,14 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
+        if (gradient is None and inputs is None and self._rg and self.dtype.is_floating_point
+                and self.numel() == 1):  # the usual `loss.backward()`: skip the general checks
+            seed = _wrap(self._k.full(self._data.shape, 1.0, self.dtype.name, self.device.index),
+                         self.dtype, self.device, self._k)
+            _engine().run_backward((self,), (seed,), retain_graph=bool(
+                create_graph if retain_graph is None else retain_graph),
+                create_graph=create_graph)
+            return
         from plugrad.core.autograd import functional
         functional.backward(self, gradient, retain_graph=retain_graph,
                             create_graph=create_graph, inputs=inputs)
@@ -305,7 +313,9 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return self._alias()
+        """The same array outside autograd, with its own version counter (as in PyTorch,
+        ``p.data.add_()`` does not invalidate graphs that saved ``p``)."""
+        return _wrap(self._data, self.dtype, self.device, self._k)
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -377,6 +387,11 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         raise TypeError("plugrad tensors are not picklable; use plugrad.save (safetensors)")
+
+
+def _engine():
+    from plugrad.core.autograd import engine
+    return engine
 
 
 def _looks_like_dtype(spec) -> bool:

@@ -770,6 +770,28 @@ def case_nonzero():
     check(B.nonzero(ref(np.zeros((2, 0)))), np.argwhere(np.zeros((2, 0))))
 
 
+def _np_argsort(x, axis, descending):
+    """Stable order; descending keeps ties in their original order (not reversed)."""
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    n = x.shape[axis]
+    return n - 1 - np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+
+
+@optional
+def case_argsort():
+    for dtype in ["bool"] + NUMS:
+        x = rand((3, 5, 4), dtype, -2, 2)  # small range: many ties
+        for axis in (0, 1, 2):
+            for descending in (False, True):
+                check(B.argsort(ref(x), axis, descending), _np_argsort(x, axis, descending))
+    x = np.array([3.0, NAN, 1.0, 3.0, -INF, INF, 1.0])
+    check(B.argsort(ref(x), 0, False), [4, 2, 6, 0, 3, 5, 1])  # NaN last, ties stable
+    check(B.argsort(ref(x), 0, True), [1, 5, 0, 3, 2, 6, 4])   # NaN first, ties stable
+    check(B.argsort(ref(np.zeros((2, 0))), 1, True), np.zeros((2, 0), "int64"))
+    check(B.argsort(ref(np.array([7])), 0, False), [0])
+
+
 def _np_logsumexp(x, axis, keepdims):
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isinf(m), 0, m)

@@ -11,6 +11,8 @@ from plugrad.core.autograd import anomaly
 from plugrad.core.autograd import grad_mode
 from plugrad.core.autograd.node import AccumulateGrad
 
+_wrap = None  # plugrad.core.tensor._wrap, bound on first use (tensor imports this package)
+
 
 def edge_of(t):
     """The graph edge a tensor's gradient flows into, or None if it needs no gradient."""
@@ -40,19 +42,21 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                                f"have a grad_fn")
         roots.append((edge, g))
 
+    # Count, for every node, how many edges lead into it: it runs when all have delivered.
     deps: dict = {}
     stack = [edge[0] for edge, _ in roots]
-    seen = set(stack)
     while stack:
         node = stack.pop()
         for e in node.next:
             if e is not None:
                 child = e[0]
-                deps[child] = deps.get(child, 0) + 1
-                if child not in seen:
-                    seen.add(child)
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
                     stack.append(child)
 
+    # A single-output node's pending gradient is stored bare, a multi-output one's as a list.
     buffers: dict = {}
     for (node, nr), g in roots:
         _add_to_buffer(buffers, node, nr, g)
@@ -70,7 +74,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     stored_arrays: set = {id(g._data) for _, g in roots}  # user-given grads are never stored as-is
     ready = []
     for (node, _), _g in roots:
-        if deps.get(node, 0) == 0 and node not in ready:
+        if node not in deps and node not in ready:
             ready.append(node)
 
     state = grad_mode._state
@@ -79,42 +83,48 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     try:
         while ready:
             node = ready.pop()
-            grads = buffers.pop(node, None) or [None] * node.n_outputs
-            if node.pre_hooks:
+            pending = buffers.pop(node, None)
+            if node.n_outputs == 1:
+                grads = [pending]
+                missing = pending is None
+            else:
+                grads = pending or [None] * node.n_outputs
+                missing = all(g is None for g in grads)
+            if node.pre_hooks is not None and not missing:
                 _run_pre_hooks(node, grads)
             if capture_at:
                 for nr, g in enumerate(grads):
                     for i in capture_at.get((node, nr), ()):
                         captured[i] = g
             if type(node) is AccumulateGrad:
-                if accumulate and grads[0] is not None and (
-                        inputs is None or (node, 0) in capture_at):
+                if accumulate and not missing and (inputs is None or (node, 0) in capture_at):
                     _accumulate_grad(node.variable, grads[0], create_graph, stored_arrays)
                 continue
-            if grads[0] is None and (len(grads) == 1 or all(g is None for g in grads)):
+            if missing:
                 outs = (None,) * len(node.next)
             else:
                 if node._freed or node.versions:
                     node.check_saved()
-                if anomaly._enabled:
-                    outs = anomaly.call_backward(node, grads)
-                else:
-                    outs = node.backward(*grads)
-                if node.post_hooks:
+                outs = (anomaly.call_backward(node, grads) if anomaly._enabled
+                        else node.backward(*grads))
+                if node.post_hooks is not None:
                     for hook in node.post_hooks:
                         hook(outs, tuple(grads))
                 if not retain_graph:
-                    node.release()
+                    node.saved = ()
+                    node._freed = True
+                    if node._keeps_output:
+                        node.release()
             for e, g in zip(node.next, outs):
                 if e is None:
                     continue
                 child = e[0]
                 if g is not None:
-                    slots = buffers.get(child)
-                    if slots is None:
-                        slots = buffers[child] = [None] * child.n_outputs
-                    nr = e[1]
-                    slots[nr] = g if slots[nr] is None else slots[nr] + g
+                    if child.n_outputs == 1:
+                        old = buffers.get(child)
+                        buffers[child] = g if old is None else old + g
+                    else:
+                        _add_to_buffer(buffers, child, e[1], g)
                 left = deps[child] - 1
                 deps[child] = left
                 if left == 0:
@@ -125,6 +135,10 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
 
 
 def _add_to_buffer(buffers: dict, node, nr: int, g) -> None:
+    if node.n_outputs == 1:
+        old = buffers.get(node)
+        buffers[node] = g if old is None else old + g
+        return
     slots = buffers.get(node)
     if slots is None:
         slots = buffers[node] = [None] * node.n_outputs
@@ -148,21 +162,25 @@ def _run_pre_hooks(node, grads: list) -> None:
 
 def _accumulate_grad(var, g, create_graph: bool, stored_arrays: set) -> None:
     """``var.grad += g``, in place once it exists, as PyTorch's AccumulateGrad does."""
+    global _wrap
+    if _wrap is None:
+        from plugrad.core.tensor import _wrap
     if var._hooks:
         for hook in list(var._hooks):
             replaced = hook(g)
             if replaced is not None:
                 g = replaced
-    if not create_graph:
-        g = g.detach()
     if var._grad is None:
         data = g._data
         if id(data) in stored_arrays or getattr(data, "base", None) is not None:
-            g = g.clone()  # the array may be shared: a later in-place op must not leak
-        stored_arrays.add(id(g._data))
+            data = g._k.copy(data)  # the array may be shared: a later in-place op must not leak
+        stored_arrays.add(id(data))
+        if create_graph:
+            var._grad = g if data is g._data else g.clone()
+        else:
+            var._grad = _wrap(data, g.dtype, g.device, g._k)
         if g.dtype is not var.dtype:
-            g = g.to(var.dtype)
-        var._grad = g
+            var._grad = var._grad.to(var.dtype)
     elif create_graph or var._grad.requires_grad:
         var._grad = var._grad + g
     else:

@@ -15,6 +15,12 @@ class FunctionCtx:
         self._non_differentiable = set()
 
     def save_for_backward(self, *tensors):
+        from plugrad.core.tensor import Tensor
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save tensors (or None), but "
+                                f"argument {i} is a {type(t).__name__}; store other values "
+                                f"as attributes of ctx")
         self._saved = tensors
 
     def mark_non_differentiable(self, *tensors):
@@ -30,7 +36,6 @@ class FunctionCtx:
 class BackwardCFunction(Node):
     """The node a Function leaves in the graph; named after the Function class."""
 
-
     @property
     def n_outputs(self):
         return self.n_out
@@ -41,9 +46,8 @@ class BackwardCFunction(Node):
     def backward(self, *grads):
         ctx = self.ctx
         if ctx.materialize_grads:
-            from plugrad.core.factories import zeros
-            grads = tuple(g if g is not None else zeros(shape, dtype=dt, device=dev)
-                          for g, (shape, dt, dev) in zip(grads, self.out_meta))
+            grads = tuple(_zeros_for(meta) if g is None else g
+                          for g, meta in zip(grads, self.out_meta))
         ctx.saved_tensors = self.saved
         result = self.fn_cls.backward(ctx, *grads)
         if not isinstance(result, tuple):
@@ -55,7 +59,47 @@ class BackwardCFunction(Node):
             else:
                 raise RuntimeError(f"function {self.name()} returned an incorrect number of "
                                    f"gradients (expected {n_in}, got {len(result)})")
-        return result
+        return tuple(self._checked(i, g) for i, g in enumerate(result))
+
+    def _checked(self, i, g):
+        """Gradient ``i`` fitted to its input: summed over broadcast dims, cast to its dtype;
+        anything else is the Function's bug and is named as such."""
+        from plugrad.core.ops._base import sum_to
+        from plugrad.core.tensor import Tensor
+        meta = self.in_meta[i]
+        if g is None:
+            return None
+        if meta is None:
+            raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                               f"None at position {i}, but the corresponding forward input "
+                               f"was not a Tensor")
+        if not isinstance(g, Tensor):
+            raise TypeError(f"function {self.name()} returned a {type(g).__name__} as "
+                            f"gradient {i}; expected a Tensor or None")
+        shape, dtype = meta
+        if tuple(g.shape) != shape:
+            if not _expandable(shape, tuple(g.shape)):
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
+                                   f"index {i} - got {list(g.shape)} but expected shape "
+                                   f"compatible with {list(shape)}")
+            g = sum_to(g, shape)
+        return g if g.dtype is dtype else g.to(dtype)
+
+
+def _zeros_for(meta):
+    """Zeros standing in for the gradient of an unused output (None for non-tensors)."""
+    shape, dtype, device = meta
+    if dtype is None:
+        return None
+    from plugrad.core.factories import zeros
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def _expandable(shape, target) -> bool:
+    """Whether ``shape`` broadcasts to ``target``."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
 
 
 class FunctionMeta(type):
@@ -64,7 +108,8 @@ class FunctionMeta(type):
 
 class Function(metaclass=FunctionMeta):
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call
-    ``MyFn.apply(*args)``."""
+    ``MyFn.apply(*args)``. As in PyTorch, ``forward(*args)`` may instead leave the ctx to a
+    static ``setup_context(ctx, inputs, output)``."""
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -74,41 +119,57 @@ class Function(metaclass=FunctionMeta):
     def backward(ctx, *grads):
         raise NotImplementedError
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError
+
     @classmethod
     def apply(cls, *args):
-        from plugrad.core.ops._base import attach
         from plugrad.core.tensor import Tensor
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
         with grad_mode.no_grad():
-            outputs = cls.forward(ctx, *args)
+            if cls.setup_context is Function.setup_context:
+                outputs = cls.forward(ctx, *args)
+            else:
+                outputs = cls.forward(*args)
+                cls.setup_context(ctx, args, outputs)
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         if grad_mode.is_grad_enabled() and any(t._rg for t in tensor_args):
-            node = BackwardCFunction()
-            node.fn_cls = cls
-            node.ctx = ctx
-            node.n_out = len(outs)
-            node.saved = ctx._saved
-            node.versions = tuple(t._vc[0] if isinstance(t, Tensor) else None for t in ctx._saved)
-            node.out_meta = tuple((tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor)
-                                  else ((), None, None) for o in outs)
-            fresh = []
-            for nr, o in enumerate(outs):
-                if not isinstance(o, Tensor):
-                    fresh.append(o)
-                    continue
-                differentiable = (id(o) not in ctx._non_differentiable
-                                  and o.dtype.is_floating_point)
-                if any(o is t for t in tensor_args) or o.grad_fn is not None or o._rg:
-                    o = o._alias()
-                if differentiable:
-                    attach(o, node, args)
-                    o._output_nr = nr
-                fresh.append(o)
-            outs = tuple(fresh)
+            outs = _record(cls, ctx, args, tensor_args, outs)
         return outs[0] if single else outs
+
+
+def _record(cls, ctx, args, tensor_args, outs):
+    """Attach a node for ``cls`` to the differentiable outputs; return the outputs (an output
+    that is an input, or already in a graph, is replaced by an alias)."""
+    from plugrad.core.ops._base import attach
+    from plugrad.core.tensor import Tensor
+    node = BackwardCFunction()
+    node.fn_cls = cls
+    node.ctx = ctx
+    node.n_out = len(outs)
+    node.saved = ctx._saved
+    node.versions = tuple(t._vc[0] if isinstance(t, Tensor) else None for t in ctx._saved)
+    node.in_meta = tuple((tuple(a.shape), a.dtype) if isinstance(a, Tensor) else None
+                         for a in args)
+    node.out_meta = tuple((tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor)
+                          else ((), None, None) for o in outs)
+    fresh = []
+    for nr, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            fresh.append(o)
+            continue
+        differentiable = (id(o) not in ctx._non_differentiable and o.dtype.is_floating_point)
+        if any(o is t for t in tensor_args) or o.grad_fn is not None or o._rg:
+            o = o._alias()
+        if differentiable:
+            attach(o, node, args)
+            o._output_nr = nr
+        fresh.append(o)
+    return tuple(fresh)
 
 
 class once_differentiable:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 
@@ -16,10 +17,55 @@ def is_grad_enabled() -> bool:
     return _state.enabled
 
 
+def _decorate(fn, make_mode):
+    """``fn`` run under a fresh ``make_mode()`` each call."""
+    if inspect.isgeneratorfunction(fn):
+        return _decorate_generator(fn, make_mode)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make_mode():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def _decorate_generator(fn, make_mode):
+    """The mode holds around each step of the generator only, so the caller's mode is
+    untouched between ``next`` calls (as PyTorch does)."""
+    @functools.wraps(fn)
+    def generator(*args, **kwargs):
+        gen = fn(*args, **kwargs)
+        step, request = gen.send, None
+        while True:
+            try:
+                with make_mode():
+                    response = step(request)
+            except StopIteration as stop:
+                return stop.value
+            step = gen.send
+            try:
+                request = yield response
+            except GeneratorExit:
+                with make_mode():
+                    gen.close()
+                raise
+            except BaseException as exc:  # forwarded into the wrapped generator
+                step, request = gen.throw, exc
+    return generator
+
+
 class _GradMode:
-    """Base of the grad-mode switches: a context manager and a decorator."""
+    """Base of the grad-mode switches: a context manager and a decorator, with or without
+    parentheses (``@no_grad`` and ``@no_grad()``)."""
 
     mode: bool = True
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]) and cls._bare_decorator:
+            return _decorate(args[0], cls)
+        return super().__new__(cls)
+
+    _bare_decorator = True
 
     def __enter__(self):
         self._previous = _state.enabled
@@ -31,11 +77,10 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, self.clone)
+
+    def clone(self):
+        return self.__class__()
 
 
 class no_grad(_GradMode):
@@ -51,6 +96,8 @@ class enable_grad(_GradMode):
 class set_grad_enabled(_GradMode):
     """Set grad mode: as a function call it takes effect at once, in ``with`` only inside."""
 
+    _bare_decorator = False
+
     def __init__(self, mode: bool):
         self.mode = bool(mode)
         self._previous = _state.enabled
@@ -60,18 +107,23 @@ class set_grad_enabled(_GradMode):
         return self
 
     def __call__(self, fn):
-        _state.enabled = self._previous
-        mode = self.mode
+        _state.enabled = self._previous  # used as a decorator: the call above was not meant
+        return _decorate(fn, self.clone)
 
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
-        return wrapper
+    def clone(self):
+        return set_grad_enabled(self.mode)
 
 
-class inference_mode(no_grad):
-    """Same as ``no_grad`` here (no separate inference tensors)."""
+class inference_mode(_GradMode):
+    """Same as ``no_grad`` here (no separate inference tensors); ``inference_mode(False)``
+    leaves the mode as it is."""
 
     def __init__(self, mode: bool = True):
-        self.mode = not mode
+        self._enabled_mode = bool(mode)
+
+    @property
+    def mode(self):
+        return False if self._enabled_mode else _state.enabled
+
+    def clone(self):
+        return inference_mode(self._enabled_mode)

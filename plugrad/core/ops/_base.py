@@ -224,3 +224,26 @@ def new_tensor(data, dtype, device, k) -> Tensor:
 
 def default_table():
     return table_for(get_default_device())
+
+
+class ExpandBackBackward(Node):
+    """Adjoint of a reduction's gradient broadcast: sum over the broadcast axes again."""
+
+    def backward(self, g):
+        return (_ops.reduction.sum(g, self.axes, keepdim=self.keepdim),)
+
+
+def expand_back(g: Tensor, shape: tuple, axes, keepdim: bool) -> Tensor:
+    """A reduction's gradient broadcast back over its reduced ``axes`` in one op (the
+    backward of ``sum``/``mean`` runs this once per step, so it skips reshape/expand's checks)."""
+    k = g._k
+    data = g._data
+    if not keepdim:
+        data = k.reshape(data, tuple(1 if axes is None or i in axes else n
+                                     for i, n in enumerate(shape)))
+    r = _wrap(k.broadcast_to(data, shape), g.dtype, g.device, k)
+    if g._rg and _state.enabled:
+        node = ExpandBackBackward()
+        node.axes, node.keepdim = axes, keepdim
+        attach(r, node, (g,))
+    return r

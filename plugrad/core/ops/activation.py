@@ -32,6 +32,8 @@ def _softmax_like(op, kernel, node_cls, x, dim, dtype):
     k = x._k
     if x.ndim == 0:
         data = k.full((), 1.0 if op == "softmax" else 0.0, x.dtype.name, x.device.index)
+    elif x.numel() == 0:  # nothing to normalise (kernels need a non-empty axis for max)
+        data = k.copy(x._data)
     else:
         data = getattr(k, kernel)(x._data, axis)
     r = _wrap(data, x.dtype, x.device, k)

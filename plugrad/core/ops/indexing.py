@@ -13,7 +13,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
-from plugrad.core.ops._base import (OpError, ShapeError, Tensor, _state, _wrap, attach,
+from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
                                     check_device, save, shape_str)
 from plugrad.core.tensor import _wrap_dim
 
@@ -87,7 +87,10 @@ def index_select(x, dim, index):
     n = x.shape[axis] if x.ndim else 1
     index = _wrap_negative("index_select", index, n, axis)
     if x.ndim == 0:
-        return x.reshape(1).index_select(0, index).reshape(index.shape if index.numel() != 1 else ())
+        if index.numel() != 1:
+            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
+                             f"{index.numel()} value(s)")
+        return x.reshape(1).index_select(0, index).reshape(())
     r = _wrap(x._k.take(x._data, axis, index._data), x.dtype, x.device, x._k)
     if x._rg and _state.enabled:
         node = IndexSelectBackward0()
@@ -166,7 +169,10 @@ def gather(x, dim, index, *, sparse_grad=False):
     return r
 
 
-def take_along_dim(x, indices, dim):
+def take_along_dim(x, indices, dim=None):
+    """``gather`` along ``dim``; without ``dim``, on the flattened ``x`` and ``indices``."""
+    if dim is None:
+        return gather(x.reshape(-1), 0, indices.reshape(-1))
     return gather(x, dim, indices)
 
 
@@ -245,9 +251,7 @@ def _scatter(op, x, dim, index, src, add):
         kernel = k.scatter_add
     else:
         if not _unique_targets(index, axis):
-            raise OpError(f"{op}: index has repeated entries along dimension {axis}; the "
-                          f"result would depend on write order (use scatter_add or "
-                          f"scatter_reduce)")
+            return _scatter_repeated(x, axis, index, src_c)
         kernel = k.scatter
     if full_region:
         out = kernel(x._data, axis, index._data, sd)
@@ -261,6 +265,19 @@ def _scatter(op, x, dim, index, src, add):
         save(node, index)
         attach(r, node, (x, index, src_c))
     return r
+
+
+def _scatter_repeated(x, axis, index, src):
+    """``scatter`` whose index repeats a target: the last write wins, as NumPy and PyTorch
+    (on CPU) do; the kernel itself only ever sees unique targets."""
+    from plugrad.core.factories import tensor
+    arr = np.asarray(index._k.to_numpy(index._data))
+    coords = list(np.indices(arr.shape))
+    coords[axis] = arr
+    linear = np.ravel_multi_index(tuple(coords), tuple(x.shape)).reshape(-1)
+    chosen = tensor(linear.astype(np.int64), device=x.device)
+    out = _last_write_wins(x.reshape(-1), chosen, src.reshape(-1))
+    return out.reshape(x.shape)
 
 
 def _unique_targets(index, axis) -> bool:
@@ -281,10 +298,25 @@ def index_add(x, dim, index, source, *, alpha=1):
                                                                       x.shape[axis], axis))
 
 
+def _check_mask(op, x, mask):
+    if not isinstance(mask, Tensor) or mask.dtype is not _dt.bool_:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise DTypeError(f"{op}: only supports boolean masks, but got mask with dtype {got}")
+    if mask.device is not x.device:
+        check_device(op, x, mask)
+
+
 def masked_fill(x, mask, value):
+    """``x`` with ``value`` where ``mask`` is True (the two broadcast, as in PyTorch)."""
+    from plugrad.core.ops._base import broadcast_shapes
     from plugrad.core.ops.pointwise import where
+    _check_mask("masked_fill", x, mask)
+    broadcast_shapes("masked_fill", mask.shape, x.shape)
     if isinstance(value, Tensor):
-        value = value.to(x.dtype) if value.ndim == 0 else value
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill: only supports a 0-dimensional value tensor, but "
+                             f"got tensor with {value.ndim} dimension(s)")
+        value = value.to(x.dtype)
     else:
         value = float(value) if x.dtype.is_floating_point else (
             bool(value) if x.dtype is _dt.bool_ else int(value))
@@ -293,15 +325,20 @@ def masked_fill(x, mask, value):
 
 
 def masked_select(x, mask):
-    return x[mask.expand_as(x) if mask.shape != x.shape else mask]
+    """1-D tensor of the entries of ``x`` where ``mask`` is True (both broadcast)."""
+    from plugrad.core.ops.shape import broadcast_tensors
+    _check_mask("masked_select", x, mask)
+    if mask.shape != x.shape:
+        x, mask = broadcast_tensors(x, mask)
+    return x[mask]
 
 
 def nonzero(x, *, as_tuple=False):
     idx = _wrap(x._k.nonzero(x._data if x.dtype is _dt.bool_ else x._k.ne(x._data, 0)),
                 _dt.int64, x.device, x._k)
     if as_tuple:
-        if x.ndim == 0:
-            return (idx.reshape(-1),)
+        if x.ndim == 0:  # a 0-d tensor counts as one element at index 0
+            return (idx.new_zeros(idx.shape[0]),)
         return tuple(idx[:, d] for d in range(x.ndim))
     return idx
 
@@ -329,7 +366,8 @@ def _normalise_key(x, key):
         if isinstance(item, (list, np.ndarray)) or (
                 hasattr(item, "__array__") and not isinstance(item, Tensor)):
             from plugrad.core.factories import tensor
-            item = tensor(np.asarray(item), device=x.device)
+            arr = np.asarray(item)
+            item = tensor(arr if arr.size else arr.astype(np.int64), device=x.device)
         elif isinstance(item, bool):
             from plugrad.core.factories import tensor
             item = tensor(item, device=x.device)
@@ -483,17 +521,29 @@ def setitem(x, key, value):
     return apply_inplace("index_put", x, lambda src: index_put(src, p, value))
 
 
+def _expand_value(v, target):
+    """``v`` broadcast to ``target``; leading size-1 dims beyond it are dropped, as PyTorch
+    does (``x[0] = ones(1, 1, 4)`` for ``x`` of shape ``[3, 4]``)."""
+    from plugrad.core.ops._base import broadcast_shapes
+    target = tuple(target)
+    shape = tuple(v.shape)
+    while len(shape) > len(target) and shape[0] == 1:
+        shape = shape[1:]
+    try:
+        if broadcast_shapes("setitem", shape, target) != target:
+            raise ShapeError
+    except ShapeError:
+        raise ShapeError(f"setitem: shape mismatch: value tensor of shape "
+                         f"{shape_str(v.shape)} cannot be broadcast to indexing result of "
+                         f"shape {shape_str(target)}") from None
+    v = v.reshape(shape) if shape != tuple(v.shape) else v
+    return v.expand(target) if shape != target else v
+
+
 def _fit_value(v, p, region):
     """``v`` reshaped to the sliced region (ints keep their size-1 dims)."""
-    from plugrad.core.ops._base import broadcast_shapes
     view = tuple(p.view_shape)
-    try:
-        broadcast_shapes("setitem", v.shape, view)
-    except ShapeError:
-        raise ShapeError(f"setitem: shape mismatch: value tensor of shape {shape_str(v.shape)} "
-                         f"cannot be broadcast to indexing result of shape "
-                         f"{shape_str(view)}") from None
-    v = v.expand(view) if tuple(v.shape) != view else v
+    v = _expand_value(v, view)
     return v.reshape(tuple(region)) if tuple(region) != view else v
 
 
@@ -511,7 +561,7 @@ def index_put(x, p: _Parsed, value):
     positions = arange(x.numel(), device=x.device).reshape(x.shape)
     chosen = getitem_parsed(positions, p).reshape(-1)
     target_shape = getitem_parsed(x.detach(), p).shape
-    v = value.expand(target_shape) if tuple(value.shape) != tuple(target_shape) else value
+    v = _expand_value(value, target_shape)
     flat = x.reshape(-1)
     out = scatter(flat, 0, chosen, v.reshape(-1)) if _unique_targets(chosen, 0) else \
         _last_write_wins(flat, chosen, v.reshape(-1))

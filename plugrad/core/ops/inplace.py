@@ -8,7 +8,12 @@ history; the version counter makes any stale saved use of the old values an erro
 from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.ops._base import DTypeError, ShapeError, Tensor, _state, _wrap, shape_str
+from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap,
+                                    broadcast_shapes, shape_str)
+
+# In-place ops that change the shape (a metadata change in PyTorch): the tensor takes the
+# new array instead of having its elements overwritten.
+_RESHAPING = frozenset({"t_", "transpose_", "squeeze_", "unsqueeze_"})
 
 
 def _check_leaf(op, x):
@@ -18,7 +23,8 @@ def _check_leaf(op, x):
 
 
 def _snapshot(x):
-    """``x`` as it is now, in the graph where ``x`` is, with its own version counter."""
+    """``x`` as it is now, in the graph where ``x`` is, with its own version counter, so that
+    ops in ``compute`` may save it even though ``x`` itself is about to change."""
     s = _wrap(x._data, x.dtype, x.device, x._k)
     s.grad_fn = x.grad_fn
     s._output_nr = x._output_nr
@@ -32,15 +38,14 @@ def _castable(src, dst) -> bool:
     return src.category <= dst.category
 
 
-def apply_inplace(op, x, compute):
+def apply_inplace(op, x, compute, *, same_shape=True):
     """Run ``compute(x_like)`` and make ``x`` hold its result."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor")
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
     _check_leaf(op, x)
     recording = _state.enabled
-    src = _snapshot(x) if recording and x._rg else x
-    result = compute(src)
-    if tuple(result._data.shape) != tuple(x._data.shape):
+    result = compute(_snapshot(x) if recording else x)
+    if same_shape and tuple(result._data.shape) != tuple(x._data.shape):
         raise ShapeError(f"{op}: output with shape {shape_str(x.shape)} doesn't match the "
                          f"broadcast shape {shape_str(result.shape)}")
     if result.dtype is not x.dtype:
@@ -50,15 +55,27 @@ def apply_inplace(op, x, compute):
         result = result.to(x.dtype)
     if result.device is not x.device:
         raise RuntimeError(f"{op}: result is on {result.device}, the tensor on {x.device}")
+    x._vc[0] += 1
     if recording and result._rg:
         x._data = result._data
         x.grad_fn = result.grad_fn
         x._output_nr = result._output_nr
         x._rg = True
-    else:
+        _watch_as_output(x, result)
+    elif same_shape:
         x._data = x._k.assign(x._data, (), result._data)
-    x._vc[0] += 1
+    else:
+        x._data = result._data
     return x
+
+
+def _watch_as_output(x, result):
+    """``result`` is ``x`` from now on: if its node kept it for backward (``exp_``,
+    ``sigmoid_``, ...), the node checks ``x``'s version counter instead, so a later in-place
+    write to ``x`` is caught as PyTorch catches it."""
+    node = result.grad_fn
+    if getattr(node, "out_vc", None) is result._vc:
+        node.out_vc, node.out_version = x._vc, x._vc[0]
 
 
 def _binary_inplace(name, fn):
@@ -69,76 +86,82 @@ def _binary_inplace(name, fn):
 
 
 def _unary_inplace(name, fn):
+    same_shape = name not in _RESHAPING
+
     def method(self, *args, **kwargs):
-        return apply_inplace(name, self, lambda s: fn(s, *args, **kwargs))
+        return apply_inplace(name, self, lambda s: fn(s, *args, **kwargs),
+                             same_shape=same_shape)
     method.__name__ = name
     return method
 
 
-def zero_(x):
-    _check_leaf("zero_", x)
-    x._data = x._k.assign(x._data, (), 0 if x.dtype.kind != "b" else False)
+# ---------------------------------------------------------------------- overwriting ops
+def _overwrite(op, x, value):
+    """Make ``x`` hold ``value`` (a Python scalar, or a tensor of ``x``'s dtype and device
+    broadcastable to it). In the graph, ``x`` keeps requiring grad with a zero gradient to
+    its old value, as PyTorch's ``ZeroBackward0``/``CopyBackwards`` do."""
+    _check_leaf(op, x)
+    is_tensor = isinstance(value, Tensor)
+    if _state.enabled and (x._rg or (is_tensor and value._rg)):
+        v = value if is_tensor else x.new_full((), value)
+        return apply_inplace(op, x, lambda s: _replace(s, v))
+    data = value if not is_tensor else (
+        value._data if tuple(value.shape) == tuple(x.shape) else value.expand(x.shape)._data)
+    x._data = x._k.assign(x._data, (), data)
     x._vc[0] += 1
-    if _state.enabled and x.grad_fn is not None:
-        x.grad_fn = None
-        x._rg = False
     return x
+
+
+def _replace(s, v):
+    """``v`` broadcast to ``s``, differentiable in both (zero gradient to ``s``)."""
+    from plugrad.core.ops.pointwise import where
+    return where(s.new_ones(s.shape, dtype=_dt.bool_), v, s)
+
+
+def _python_scalar(x, value):
+    kind = x.dtype.kind
+    return float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
+
+
+def zero_(x):
+    """Fill ``x`` with zeros."""
+    return _overwrite("zero_", x, _python_scalar(x, 0))
 
 
 def fill_(x, value):
+    """Fill ``x`` with ``value`` (a number or a 0-d tensor, which may require grad)."""
     if isinstance(value, Tensor):
-        if value.numel() != 1:
+        if value.ndim != 0:
             raise ShapeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                              f"with {value.ndim} dimensions.")
-        if value._rg and _state.enabled:
-            return apply_inplace("fill_", x, lambda s: s * 0 + value.reshape(()))
-        value = value.item()
-    _check_leaf("fill_", x)
-    kind = x.dtype.kind
-    v = float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
-    x._data = x._k.assign(x._data, (), v)
-    x._vc[0] += 1
-    if _state.enabled and x.grad_fn is not None:
-        x.grad_fn = None
-        x._rg = False
-    return x
+        if value.device is not x.device:
+            value = value.to(x.device)
+        if not (value._rg and _state.enabled):
+            value = value.item()
+        elif value.dtype is not x.dtype:
+            value = value.to(x.dtype)
+    if not isinstance(value, Tensor):
+        value = _python_scalar(x, value)
+    return _overwrite("fill_", x, value)
 
 
 def copy_(x, src, non_blocking=False):
     """Copy ``src``'s values (broadcast, cast and moved as needed) into ``x``."""
     if not isinstance(src, Tensor):
         from plugrad.core.factories import tensor
-        src = tensor(src)
+        src = tensor(src, dtype=x.dtype, device=x.device)
+    try:
+        fits = broadcast_shapes("copy_", src.shape, x.shape) == tuple(x.shape)
+    except ShapeError:
+        fits = False
+    if not fits:
+        raise ShapeError(f"copy_: src of shape {shape_str(src.shape)} cannot be broadcast to "
+                         f"the destination's shape {shape_str(x.shape)}")
     if src.device is not x.device:
         src = src.to(x.device)
     if src.dtype is not x.dtype:
         src = src.to(x.dtype)
-
-    def compute(s):
-        out = src.expand(s.shape) if tuple(src.shape) != tuple(s.shape) else src
-        return _passthrough(out)
-
-    if not (_state.enabled and src._rg):
-        _check_leaf("copy_", x)
-        out = src.expand(x.shape) if tuple(src.shape) != tuple(x.shape) else src
-        x._data = x._k.assign(x._data, (), out._data)
-        x._vc[0] += 1
-        if _state.enabled and x.grad_fn is not None:
-            x.grad_fn = None
-            x._rg = False
-        return x
-    return apply_inplace("copy_", x, compute)
+    return _overwrite("copy_", x, src)
 
 
-def _passthrough(t):
-    from plugrad.core.ops.shape import clone
-    return clone(t)
-
-
-def requires_float(op, x):
-    if not x.dtype.is_floating_point:
-        raise DTypeError(f"{op}: expected a floating tensor, got {x.dtype}")
-
-
-__all__ = ["apply_inplace", "zero_", "fill_", "copy_", "_binary_inplace", "_unary_inplace",
-           "_dt"]
+__all__ = ["apply_inplace", "zero_", "fill_", "copy_", "_binary_inplace", "_unary_inplace"]

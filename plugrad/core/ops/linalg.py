@@ -1,12 +1,19 @@
-"""Matrix products: ``matmul`` with PyTorch's 1-D/2-D/batched rules, and its relatives."""
+"""Matrix products: ``matmul`` with PyTorch's 1-D/2-D/batched rules, and its relatives.
+
+Everything funnels into one batched ``matmul`` kernel call with one backward node, so every
+backend gets all of these (and ``einsum``) from a single primitive.
+"""
 from __future__ import annotations
+
+import math
 
 from plugrad.core.autograd.node import Node
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
-                                    check_device, save, shape_str, sum_to)
+                                    broadcast_shapes, check_device, save, shape_str, sum_to)
 
 
 class MmBackward0(Node):
+    """Gradients of a batched product; broadcast batch dims are summed back."""
 
     def backward(self, g):
         a, b = self.saved
@@ -16,36 +23,36 @@ class MmBackward0(Node):
 
 
 def _check(op, a, b):
+    """Operands of a product: tensors, one device, one dtype, at least 1-D, inner sizes."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
         raise TypeError(f"{op}: expected Tensors, got {type(a).__name__} and "
                         f"{type(b).__name__}")
     if a.device is not b.device:
         check_device(op, a, b)
     if a.dtype is not b.dtype:
-        raise DTypeError(f"{op}: expected m1 and m2 to have the same dtype, but got: "
-                         f"{a.dtype.name} != {b.dtype.name}")
+        raise DTypeError(f"{op}: expected both operands to have the same dtype, but got "
+                         f"{a.dtype.name}{shape_str(a.shape)} and {b.dtype.name}"
+                         f"{shape_str(b.shape)}")
     if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"{op}: both arguments to matmul need to be at least 1D, but they "
-                         f"are {a.ndim}D and {b.ndim}D")
+        raise ShapeError(f"{op}: both arguments need to be at least 1D, but they are "
+                         f"{a.ndim}D and {b.ndim}D (shapes {shape_str(a.shape)} and "
+                         f"{shape_str(b.shape)})")
     ka = a._data.shape[-1]
     kb = b._data.shape[-2] if b.ndim >= 2 else b._data.shape[0]
     if ka != kb:
         sa = "x".join(str(s) for s in a.shape)
         sb = "x".join(str(s) for s in b.shape)
-        raise ShapeError(f"{op}: mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}): "
-                         f"shapes {shape_str(a.shape)} and {shape_str(b.shape)}")
+        raise ShapeError(f"{op}: shapes cannot be multiplied ({sa} and {sb}): inner sizes "
+                         f"{ka} and {kb} differ (shapes {shape_str(a.shape)} and "
+                         f"{shape_str(b.shape)})")
+    if a.ndim > 2 or b.ndim > 2:
+        broadcast_shapes(op, a._data.shape[:-2], b._data.shape[:-2] if b.ndim >= 2 else ())
 
 
-def _matmul_nd(a, b, op="matmul"):
-    """Both operands at least 2-D: one kernel call, one node."""
+def _matmul_nd(a, b):
+    """Both operands at least 2-D and checked: one kernel call, one node."""
     k = a._k
-    try:
-        out = k.matmul(a._data, b._data)
-    except Exception as exc:
-        from plugrad.core.ops._base import broadcast_shapes
-        broadcast_shapes(op, a._data.shape[:-2], b._data.shape[:-2])
-        raise
-    r = _wrap(out, a.dtype, a.device, k)
+    r = _wrap(k.matmul(a._data, b._data), a.dtype, a.device, k)
     if _state.enabled and (a._rg or b._rg):
         node = MmBackward0()
         save(node, a, b)
@@ -53,12 +60,10 @@ def _matmul_nd(a, b, op="matmul"):
     return r
 
 
-def matmul(a, b):
-    _check("matmul", a, b)
+def _product(op, a, b):
+    """PyTorch's ``matmul`` rules: a 1-D operand gains a dim that the result then drops."""
+    _check(op, a, b)
     if a.ndim >= 2 and b.ndim >= 2:
-        if a.ndim > 2 or b.ndim > 2:
-            from plugrad.core.ops._base import broadcast_shapes
-            broadcast_shapes("matmul", a._data.shape[:-2], b._data.shape[:-2])
         return _matmul_nd(a, b)
     if a.ndim == 1 and b.ndim == 1:
         return _matmul_nd(a.reshape(1, -1), b.reshape(-1, 1)).reshape(())
@@ -67,34 +72,41 @@ def matmul(a, b):
     return _matmul_nd(a, b.unsqueeze(-1)).squeeze(-1)
 
 
+def _check_ndim(op, a, b, na, nb):
+    if a.ndim != na or b.ndim != nb:
+        raise ShapeError(f"{op}: expected a {na}-D and a {nb}-D tensor, got shapes "
+                         f"{shape_str(a.shape)} and {shape_str(b.shape)}")
+
+
+def matmul(a, b):
+    return _product("matmul", a, b)
+
+
 def mm(a, b):
-    if a.ndim != 2 or b.ndim != 2:
-        raise ShapeError(f"mm: expected 2-D tensors, got {a.ndim}-D and {b.ndim}-D")
-    return matmul(a, b)
+    _check_ndim("mm", a, b, 2, 2)
+    return _product("mm", a, b)
 
 
 def bmm(a, b):
-    if a.ndim != 3 or b.ndim != 3:
-        raise ShapeError(f"bmm: expected 3-D tensors, got {a.ndim}-D and {b.ndim}-D")
+    _check_ndim("bmm", a, b, 3, 3)
     if a.shape[0] != b.shape[0]:
-        raise ShapeError(f"bmm: batch sizes differ: {shape_str(a.shape)} and "
+        raise ShapeError(f"bmm: batch sizes differ: shapes {shape_str(a.shape)} and "
                          f"{shape_str(b.shape)}")
-    return matmul(a, b)
+    return _product("bmm", a, b)
 
 
 def mv(a, v):
-    if a.ndim != 2 or v.ndim != 1:
-        raise ShapeError(f"mv: expected a 2-D and a 1-D tensor, got {a.ndim}-D and {v.ndim}-D")
-    return matmul(a, v)
+    _check_ndim("mv", a, v, 2, 1)
+    return _product("mv", a, v)
 
 
 def dot(a, b):
-    if a.ndim != 1 or b.ndim != 1:
-        raise ShapeError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
-    return matmul(a, b)
+    _check_ndim("dot", a, b, 1, 1)
+    return _product("dot", a, b)
 
 
 def outer(a, b):
+    _check_ndim("outer", a, b, 1, 1)
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
@@ -109,51 +121,125 @@ def baddbmm(bias, a, b, *, beta=1, alpha=1):
     return addmm(bias, a, b, beta=beta, alpha=alpha)
 
 
+# ---------------------------------------------------------------------- einsum
 def einsum(equation, *operands):
-    """Einstein summation for up to two operands, reduced to permute/reshape/matmul."""
+    """Einstein summation: repeated subscripts (diagonals), ``...`` and any number of
+    operands, contracted left to right with one batched ``matmul`` per pair."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
-    lhs, _, rhs = equation.replace(" ", "").partition("->")
-    inputs = lhs.split(",")
-    if len(inputs) != len(operands):
-        raise ValueError(f"einsum: {len(inputs)} subscripts but {len(operands)} operands")
-    if "..." in equation:
-        raise NotImplementedError("einsum: ellipsis is not supported")
-    if not _ and not rhs:
+    specs, out = _parse_einsum(equation, operands)
+    sizes = _label_sizes(equation, specs, operands)
+    terms = [_take_diagonals(x, s) for x, s in zip(operands, specs)]
+    while len(terms) > 1:
+        (a, sa), (b, sb) = terms[0], terms[1]
+        needed = set(out).union(*(s for _, s in terms[2:]))
+        terms[:2] = [_contract_pair(a, sa, b, sb, needed, sizes)]
+    x, spec = terms[0]
+    summed = tuple(i for i, c in enumerate(spec) if c not in out)
+    if summed:
+        x = x.sum(summed)
+        spec = "".join(c for c in spec if c in out)
+    return x.permute([spec.index(c) for c in out]) if len(out) > 1 else x
+
+
+def _parse_einsum(equation, operands):
+    """Subscripts per operand and for the output, with ``...`` replaced by private labels
+    (one per broadcast dim, aligned from the right as broadcasting aligns them)."""
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(operands):
+        raise ValueError(f"einsum(): {len(specs)} subscripts in {equation!r} but "
+                         f"{len(operands)} operands")
+    n_ell = 0
+    for s, x in zip(specs, operands):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"einsum(): operands must be Tensors, got {type(x).__name__}")
+        if "..." in s:
+            n_ell = max(n_ell, x.ndim - len(s) + 3)
+    ell = "".join(chr(0x2460 + i) for i in range(n_ell))  # labels no equation uses
+    expanded = []
+    for s, x in zip(specs, operands):
+        valid = all(c.isascii() and c.isalpha() for c in s.replace("...", ""))
+        if "..." in s:
+            s = s.replace("...", ell[n_ell - (x.ndim - len(s) + 3):])
+        if len(s) != x.ndim or not valid:
+            raise ShapeError(f"einsum(): subscripts {s!r} do not fit operand of shape "
+                             f"{shape_str(x.shape)} in {equation!r}")
+        expanded.append(s)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:  # implicit output: broadcast dims, then labels used once, alphabetically
         counts = {}
-        for c in lhs.replace(",", ""):
+        for c in "".join(expanded):
             counts[c] = counts.get(c, 0) + 1
-        rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
-    if len(operands) == 1:
-        (x,), (spec,) = operands, inputs
-        summed = tuple(i for i, c in enumerate(spec) if c not in rhs)
-        y = x.sum(summed) if summed else x
-        kept = [c for c in spec if c in rhs]
-        return y.permute([kept.index(c) for c in rhs]) if kept else y
-    if len(operands) != 2:
-        raise NotImplementedError("einsum: at most two operands are supported")
-    (a, b), (sa, sb) = operands, inputs
-    letters = sorted(set(sa) | set(sb), key=lambda c: ((sa + sb).index(c)))
-    batch = [c for c in letters if c in sa and c in sb and c in rhs]
-    contract = [c for c in letters if c in sa and c in sb and c not in rhs]
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    for c in out:
+        if out.count(c) > 1 or not any(c in s for s in expanded):
+            raise ValueError(f"einsum(): output subscript {c!r} in {equation!r} appears more "
+                             f"than once or in no operand")
+    return expanded, out
+
+
+def _label_sizes(equation, specs, operands) -> dict:
+    """Each label's size; sizes of 1 broadcast, any other disagreement is an error."""
+    sizes = {}
+    for s, x in zip(specs, operands):
+        for c, n in zip(s, x.shape):
+            if sizes.get(c, 1) not in (1, n) and n != 1:
+                raise ShapeError(f"einsum(): subscript {c!r} has size {n} for operand of "
+                                 f"shape {shape_str(x.shape)}, which does not broadcast with "
+                                 f"size {sizes[c]} seen before, in {equation!r}")
+            sizes[c] = max(sizes.get(c, 1), n)
+    return sizes
+
+
+def _take_diagonals(x, spec):
+    """A subscript repeated within one operand takes that diagonal (``ii->i``)."""
+    while len(set(spec)) != len(spec):
+        c = next(c for c in spec if spec.count(c) > 1)
+        p, q = spec.index(c), spec.index(c, spec.index(c) + 1)
+        n = x.shape[p]
+        if x.shape[q] != n:
+            raise ShapeError(f"einsum(): repeated subscript {c!r} has sizes {n} and "
+                             f"{x.shape[q]} in one operand of shape {shape_str(x.shape)}")
+        rest = [i for i in range(x.ndim) if i not in (p, q)]
+        x = x.permute(rest + [p, q]).reshape([x.shape[i] for i in rest] + [n * n])
+        x = x[..., ::n + 1]
+        spec = "".join(spec[i] for i in rest) + c
+    return x, spec
+
+
+def _contract_pair(a, sa, b, sb, needed, sizes):
+    """``a`` and ``b`` contracted over the labels they share that are not ``needed``."""
+    a, sa = _sum_private(a, sa, sb, needed)
+    b, sb = _sum_private(b, sb, sa, needed)
+    batch = [c for c in sa if c in sb and c in needed]
+    inner = [c for c in sa if c in sb and c not in needed]
     only_a = [c for c in sa if c not in sb]
     only_b = [c for c in sb if c not in sa]
-    a = a.sum(tuple(i for i, c in enumerate(sa) if c in only_a and c not in rhs)) \
-        if any(c not in rhs for c in only_a) else a
-    sa = "".join(c for c in sa if c in rhs or c in sb)
-    b = b.sum(tuple(i for i, c in enumerate(sb) if c in only_b and c not in rhs)) \
-        if any(c not in rhs for c in only_b) else b
-    sb = "".join(c for c in sb if c in rhs or c in sa)
-    only_a = [c for c in sa if c not in sb]
-    only_b = [c for c in sb if c not in sa]
-    size = {c: a.shape[i] for i, c in enumerate(sa)}
-    size.update({c: b.shape[i] for i, c in enumerate(sb)})
-    pa = a.permute([sa.index(c) for c in batch + only_a + contract])
-    pb = b.permute([sb.index(c) for c in batch + contract + only_b])
-    nb = [size[c] for c in batch]
-    prod = lambda cs: int(__import__("math").prod(size[c] for c in cs))  # noqa: E731
-    ma = pa.reshape(*nb, prod(only_a), prod(contract))
-    mb = pb.reshape(*nb, prod(contract), prod(only_b))
-    out = matmul(ma, mb).reshape(*nb, *[size[c] for c in only_a], *[size[c] for c in only_b])
-    current = batch + only_a + only_b
-    return out.permute([current.index(c) for c in rhs]) if current else out
+    a = _expand_labels(a, sa, batch + inner, sizes)
+    b = _expand_labels(b, sb, batch + inner, sizes)
+    pa = a.permute([sa.index(c) for c in batch + only_a + inner])
+    pb = b.permute([sb.index(c) for c in batch + inner + only_b])
+    nb = [sizes[c] for c in batch]
+    m, k, n = (math.prod(pa.shape[len(batch):len(batch) + len(only_a)]),
+               math.prod(sizes[c] for c in inner),
+               math.prod(pb.shape[len(batch) + len(inner):]))
+    prod = _matmul_nd(pa.reshape(nb + [m, k]), pb.reshape(nb + [k, n]))
+    shape = nb + list(pa.shape[len(batch):len(batch) + len(only_a)]) + \
+        list(pb.shape[len(batch) + len(inner):])
+    return prod.reshape(shape), "".join(batch + only_a + only_b)
+
+
+def _sum_private(x, spec, other, needed):
+    """Sum the labels that only ``x`` has and nothing later needs."""
+    axes = tuple(i for i, c in enumerate(spec) if c not in other and c not in needed)
+    if not axes:
+        return x, spec
+    return x.sum(axes), "".join(c for i, c in enumerate(spec) if i not in axes)
+
+
+def _expand_labels(x, spec, labels, sizes):
+    """Broadcast size-1 dims of shared ``labels`` to their full size."""
+    shape = [sizes[c] if c in labels else n for c, n in zip(spec, x.shape)]
+    return x if shape == list(x.shape) else x.expand(shape)

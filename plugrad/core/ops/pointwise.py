@@ -13,39 +13,26 @@ _SCALARS = (bool, int, float)
 
 # ====================================================================== binary arithmetic
 def _shape_only(t):
-    """What a gradient rule needs of an operand it only reduces to: its shape and dtype."""
-    return _Meta(t) if isinstance(t, Tensor) else None
-
-
-class _Meta:
-    """Shape and dtype of an operand, standing in for it where its values are not needed
-    (so saving it does not keep the array alive)."""
-
-
-    def __init__(self, t):
-        self._data = _ShapeBox(t._data.shape)
-        self.dtype = t.dtype
-        self._vc = [0]
-
-
-class _ShapeBox:
-
-    def __init__(self, shape):
-        self.shape = shape
+    """What a gradient rule needs of an operand it only reduces to: its shape and dtype
+    (saving these rather than the tensor keeps its array free to go)."""
+    return (t._data.shape, t.dtype) if isinstance(t, Tensor) else None
 
 
 def _grad_meta(g, meta):
+    """``g`` reduced to the shape and dtype recorded by ``_shape_only`` (None: no grad)."""
     if meta is None:
         return None
-    g = sum_to(g, meta._data.shape)
-    return g if g.dtype is meta.dtype else g.to(meta.dtype)
+    shape, dtype = meta
+    if g._data.shape != shape:
+        g = sum_to(g, shape)
+    return g if g.dtype is dtype else g.to(dtype)
 
 
 class _AddLike(Node):
-    """add/sub backward: saves only the operands' shapes and dtypes."""
+    """add/sub backward: needs only the operands' shapes and dtypes."""
 
     def backward(self, g):
-        a, b = self.saved
+        a, b = self.meta
         ga = _grad_meta(g, a) if self.next[0] else None
         gb = None
         if self.next[1]:
@@ -65,18 +52,14 @@ class SubBackward0(_AddLike):
 def _add_like(op, sign, a, b, alpha):
     if alpha != 1:
         b = b * alpha
+    if sign < 0 and (_is_bool(a) or _is_bool(b)):
+        raise DTypeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
+                         "supported. If you are trying to invert a mask, use the `~` or "
+                         "`logical_not()` operator instead.")
     k, dev, dt, ad, bd = binary_operands(op, a, b)
     try:
-        if dt is _dt.bool_:
-            if sign < 0:
-                raise DTypeError("sub: Subtraction, the `-` operator, with two bool tensors is "
-                                 "not supported. Use the `^` or `logical_xor()` operator "
-                                 "instead.")
-            out = k.logical_or(ad, bd)
-        else:
-            out = k.add(ad, bd) if sign > 0 else k.sub(ad, bd)
-    except DTypeError:
-        raise
+        out = k.logical_or(ad, bd) if dt is _dt.bool_ else (
+            k.add(ad, bd) if sign > 0 else k.sub(ad, bd))
     except Exception as exc:
         raise kernel_error(op, exc, a, b) from exc
     r = _wrap(out, dt, dev, k)
@@ -84,7 +67,7 @@ def _add_like(op, sign, a, b, alpha):
         node = AddBackward0() if sign > 0 else SubBackward0()
         node.alpha = 1
         node.sign = sign
-        node.saved = (_shape_only(a), _shape_only(b))
+        node.meta = (_shape_only(a), _shape_only(b))
         attach(r, node, (a, b))
     return r
 
@@ -346,11 +329,10 @@ def ge(a, b): return _compare("ge", "ge", a, b)
 
 
 def _logical(op, kernel, a, b):
-    k, dev, _, ad, bd = binary_operands(op, a, b)
-    ad = ad if isinstance(ad, _SCALARS) else (k.ne(ad, 0) if k.dtype_of(ad) != "bool" else ad)
-    bd = bd if isinstance(bd, _SCALARS) else (k.ne(bd, 0) if k.dtype_of(bd) != "bool" else bd)
-    ad = bool(ad) if isinstance(ad, _SCALARS) else ad
-    bd = bool(bd) if isinstance(bd, _SCALARS) else bd
+    k, dev, dt, ad, bd = binary_operands(op, a, b)  # both operands now have dtype dt
+    is_bool = dt is _dt.bool_
+    ad = bool(ad) if isinstance(ad, _SCALARS) else (ad if is_bool else k.ne(ad, 0))
+    bd = bool(bd) if isinstance(bd, _SCALARS) else (bd if is_bool else k.ne(bd, 0))
     return _wrap(getattr(k, kernel)(ad, bd), _dt.bool_, dev, k)
 
 
@@ -397,7 +379,8 @@ def bitwise_not(x):
 class WhereBackward0(Node):
 
     def backward(self, g):
-        cond, ma, mb = self.saved
+        (cond,) = self.saved
+        ma, mb = self.meta
         return (None,
                 _grad_meta(where(cond, g, 0.0), ma) if self.next[1] else None,
                 _grad_meta(where(cond, 0.0, g), mb) if self.next[2] else None)
@@ -429,8 +412,9 @@ def where(cond, a=None, b=None):
     r = _wrap(out, dt, dev, k)
     if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
         node = WhereBackward0()
-        node.saved = (cond, _shape_only(a), _shape_only(b))
-        node.versions = (cond._vc[0], None, None)
+        node.saved = (cond,)
+        node.versions = (cond._vc[0],)
+        node.meta = (_shape_only(a), _shape_only(b))
         attach(r, node, (cond, a, b))
     return r
 
@@ -483,6 +467,7 @@ class _UnaryNode(Node):
     reference cycle; it is rebuilt (with this node as ``grad_fn``) when backward needs it."""
 
     out_data = None
+    _keeps_output = True
 
     def keep_output(self, r):
         self.out_data = r._data

@@ -1,4 +1,8 @@
-"""Reductions (sum, mean, max, var, logsumexp, ...) and their gradient rules."""
+"""Reductions (sum, mean, max, var, logsumexp, ...) and their gradient rules.
+
+Kernels never see an empty reduction where there is no identity (max, logsumexp, all, any):
+the core fills those results itself, so every backend agrees on them.
+"""
 from __future__ import annotations
 
 import builtins
@@ -7,12 +11,17 @@ from collections import namedtuple
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
-from plugrad.core.ops._base import (OpError, Tensor, _state, _wrap, attach, save)
+from plugrad.core.factories import arange, ones_like
+from plugrad.core.ops import shape as _ops_shape
+from plugrad.core.ops._base import (DTypeError, OpError, Tensor, _state, _wrap, attach,
+                                    expand_back, save)
+from plugrad.core.ops.pointwise import _UnaryNode, maximum, minimum, where
 from plugrad.core.tensor import _wrap_dim
 
 values_indices = namedtuple("return_types", ["values", "indices"])
 
 
+# ---------------------------------------------------------------------- helpers
 def normalize_dims(dim, ndim: int, op: str):
     """``dim`` (None, an int or a sequence) as a sorted tuple of axes, or None for all."""
     if dim is None:
@@ -37,19 +46,46 @@ def _kept_shape(shape: tuple, axes) -> tuple:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
+def _reduced_shape(shape: tuple, axes, keepdim: bool) -> tuple:
+    if keepdim:
+        return _kept_shape(shape, axes)
+    return () if axes is None else tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def _count(shape: tuple, axes) -> int:
+    """How many elements each output of a reduction over ``axes`` combines."""
+    return math.prod(n for i, n in enumerate(shape) if axes is None or i in axes)
+
+
 def _expand_back(g: Tensor, shape: tuple, axes, keepdim: bool) -> Tensor:
-    """A reduced gradient broadcast back over the reduced axes."""
-    if not keepdim:
-        g = g.reshape(_kept_shape(shape, axes))
-    return g.expand(shape)
+    """A reduced gradient broadcast back over the reduced axes (one op, see ``expand_back``)."""
+    return expand_back(g, tuple(shape), axes, keepdim)
 
 
+def _filled(x: Tensor, shape: tuple, value, dtype) -> Tensor:
+    k = x._k
+    return _wrap(k.full(shape, value, dtype.name, x.device.index), dtype, x.device, k)
+
+
+def _check_float(op: str, x: Tensor, what: str) -> None:
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{op}(): {what}, but got {x.dtype.name} input of shape "
+                         f"{list(x.shape)}")
+
+
+# ---------------------------------------------------------------------- sum, mean
 class SumBackward0(Node):
 
     def backward(self, g):
         if self.scale != 1.0:
             g = g * self.scale
+        if g.dtype is not self.in_dtype:
+            g = g.to(self.in_dtype)
         return (_expand_back(g, self.shape, self.axes, self.keepdim),)
+
+
+class MeanBackward0(SumBackward0):
+    """See the base class."""
 
 
 def _reduce_sum(op, x, dim, keepdim, dtype, mean):
@@ -58,32 +94,26 @@ def _reduce_sum(op, x, dim, keepdim, dtype, mean):
     k = x._k
     out_dt = x.dtype if dtype is None else _dt.get_dtype(dtype)
     if mean:
-        if not (out_dt.is_floating_point):
-            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be "
-                               f"either a floating point or complex dtype. Got: "
-                               f"{x.dtype.name.capitalize()}")
+        if not out_dt.is_floating_point:
+            raise DTypeError(f"mean(): could not infer output dtype. Input dtype must be "
+                             f"either a floating point or complex dtype. Got: "
+                             f"{out_dt.name.capitalize()}")
     elif dtype is None and out_dt.kind in "biu":
-        out_dt = _dt.int64
+        out_dt = _dt.int64  # PyTorch sums bool and integers in int64
     data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
     out = k.sum(data, axes, keepdim)
     scale = 1.0
     if mean:
-        count = 1
-        for i, n in enumerate(shape):
-            if axes is None or i in axes:
-                count *= n
-        scale = 1.0 / count if count else math.nan
+        count = _count(shape, axes)
+        scale = 1.0 / count if count else math.nan  # the mean of nothing is NaN
         out = k.div(out, float(count)) if count else k.mul(out, math.nan)
     r = _wrap(out, out_dt, x.device, k)
     if x._rg and _state.enabled:
-        node = SumBackward0() if not mean else MeanBackward0()
+        node = MeanBackward0() if mean else SumBackward0()
         node.shape, node.axes, node.keepdim, node.scale = shape, axes, keepdim, scale
+        node.in_dtype = x.dtype
         attach(r, node, (x,))
     return r
-
-
-class MeanBackward0(SumBackward0):
-    """See the base class."""
 
 
 def sum(x, dim=None, keepdim=False, *, dtype=None):
@@ -98,70 +128,111 @@ def nansum(x, dim=None, keepdim=False, *, dtype=None):
     return sum(x.masked_fill(x.isnan(), 0), dim, keepdim, dtype=dtype)
 
 
+# ---------------------------------------------------------------------- products
+def _scan_mul(x: Tensor, axis: int) -> Tensor:
+    """Inclusive cumulative product in ``log2(n)`` Tensor steps (Hillis-Steele scan).
+
+    Written in differentiable ops, so its gradient is exact at any order, zeros included.
+    """
+    n = x.shape[axis]
+    shift = 1
+    while shift < n:
+        head = x.narrow(axis, 0, shift)
+        tail = x.narrow(axis, shift, n - shift) * x.narrow(axis, 0, n - shift)
+        x = _ops_shape.cat([head, tail], axis)
+        shift *= 2
+    return x
+
+
+def _exclusive_cumprod(x: Tensor) -> Tensor:
+    """Product of the elements *before* each position along the last axis."""
+    n = x.shape[-1]
+    if n <= 1:
+        return ones_like(x)
+    ones = ones_like(x.narrow(-1, 0, 1))
+    return _ops_shape.cat([ones, _scan_mul(x, x.ndim - 1).narrow(-1, 0, n - 1)], -1)
+
+
+def _prod_of_others(x: Tensor, axes) -> Tensor:
+    """For each element, the product of the *other* elements of its reduced slice.
+
+    The slice is moved to one trailing axis; the product before times the product after
+    each position needs no division, so zeros are fine.
+    """
+    axes = tuple(range(x.ndim)) if axes is None else axes
+    keep = [i for i in range(x.ndim) if i not in axes]
+    order = keep + list(axes)
+    moved = x.permute(order)
+    flat = moved.reshape(tuple(moved.shape[:len(keep)]) + (-1,))
+    others = _exclusive_cumprod(flat) * _exclusive_cumprod(flat.flip(-1)).flip(-1)
+    return others.reshape(moved.shape).permute([order.index(i) for i in range(x.ndim)])
+
+
 class ProdBackward0(Node):
+    """d prod / d x_i = the product of the other elements (no division: zeros are fine)."""
 
     def backward(self, g):
         (x,) = self.saved
-        # d/dx_i prod = prod of the others; computed without dividing so zeros are fine.
-        axes = self.axes if self.axes is not None else tuple(range(x.ndim))
-        flat = x
-        if len(axes) != 1 or x.ndim == 0:
-            flat, axis = _merge_axes(x, axes), x.ndim - len(axes)
-        else:
-            axis = axes[0]
-        n = flat.shape[axis] if flat.ndim else 1
-        ones = flat.narrow(axis, 0, 1).ones_like() if flat.ndim else None
-        if not flat.ndim:
-            return (g,)
-        before = cumprod_exclusive(flat, axis, ones)
-        after = cumprod_exclusive(flat.flip(axis), axis, ones).flip(axis)
-        others = before * after
-        if len(axes) != 1:
-            others = _unmerge_axes(others, x.shape, axes)
-        gx = _expand_back(g, x.shape, self.axes, self.keepdim) * others
-        del n
-        return (gx,)
+        g = _expand_back(g, x.shape, self.axes, self.keepdim)
+        return (g * _prod_of_others(x, self.axes),) if x.ndim else (g,)
 
 
-def cumprod_exclusive(x, axis, ones):
-    """Product of the elements before each position along ``axis`` (Tensor ops only)."""
-    n = x.shape[axis]
-    out = [ones]
-    acc = ones
-    for i in builtins.range(n - 1):
-        acc = acc * x.narrow(axis, i, 1)
-        out.append(acc)
-    from plugrad.core.ops.shape import cat
-    return cat(out, axis)
-
-
-def _merge_axes(x, axes):
-    keep = [i for i in builtins.range(x.ndim) if i not in axes]
-    moved = x.permute(*keep, *axes)
-    return moved.reshape(*[x.shape[i] for i in keep], -1)
-
-
-def _unmerge_axes(y, shape, axes):
-    keep = [i for i in builtins.range(len(shape)) if i not in axes]
-    moved_shape = [shape[i] for i in keep] + [shape[i] for i in axes]
-    y = y.reshape(moved_shape)
-    order = keep + list(axes)
-    inverse = [order.index(i) for i in builtins.range(len(shape))]
-    return y.permute(*inverse)
+def _int_to_long(x, dtype):
+    """The result dtype of sum-like ops: ``dtype``, else int64 for bool/int input."""
+    if dtype is not None:
+        return _dt.get_dtype(dtype)
+    return _dt.int64 if x.dtype.kind in "biu" else x.dtype
 
 
 def prod(x, dim=None, keepdim=False, *, dtype=None):
     shape = x._data.shape
     axes = normalize_dims(dim, len(shape), "prod")
     k = x._k
-    out_dt = _dt.get_dtype(dtype) if dtype is not None else (
-        _dt.int64 if x.dtype.kind in "biu" else x.dtype)
+    out_dt = _int_to_long(x, dtype)
     data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
     r = _wrap(k.prod(data, axes, keepdim), out_dt, x.device, k)
     if x._rg and _state.enabled:
         node = ProdBackward0()
         node.axes, node.keepdim = axes, keepdim
         save(node, x)
+        attach(r, node, (x,))
+    return r
+
+
+def cumprod(x, dim, *, dtype=None):
+    """Cumulative product: a differentiable scan (zeros allowed, any order of gradient)."""
+    axis = _wrap_dim(dim, x.ndim, "cumprod")
+    out_dt = _int_to_long(x, dtype)
+    if out_dt is not x.dtype:
+        x = x.to(out_dt)
+    if x.ndim == 0 or x.numel() == 0:
+        return x.clone()
+    return _scan_mul(x, axis)
+
+
+class CumsumBackward0(Node):
+
+    def backward(self, g):
+        g = g.flip(self.axis).cumsum(self.axis).flip(self.axis)
+        return (g if g.dtype is self.in_dtype else g.to(self.in_dtype),)
+
+
+def cumsum(x, dim, *, dtype=None):
+    axis = _wrap_dim(dim, x.ndim, "cumsum")
+    out_dt = _int_to_long(x, dtype)
+    k = x._k
+    data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
+    if x.ndim == 0:
+        data = k.copy(data)
+    else:
+        data = k.cumsum(data, axis)
+    r = _wrap(data, out_dt, x.device, k)
+    if x._rg and _state.enabled:
+        if x.ndim == 0:
+            node = _ops_shape.CloneBackward0()
+        else:
+            node = CumsumBackward0()
+            node.axis, node.in_dtype = axis, x.dtype
         attach(r, node, (x,))
     return r
 
@@ -176,6 +247,10 @@ class MaxBackward1(Node):
         return (mask * (g / mask.sum()),)
 
 
+class MinBackward1(MaxBackward1):
+    """See the base class."""
+
+
 class MaxBackward0(Node):
     """Along a dim: the gradient goes to the index that was returned."""
 
@@ -185,30 +260,33 @@ class MaxBackward0(Node):
             g = g.unsqueeze(self.axis)
             idx = idx.unsqueeze(self.axis)
         n = self.shape[self.axis]
-        from plugrad.core.factories import arange
         iota = arange(n, device=g.device).reshape(
-            [n if i == self.axis else 1 for i in builtins.range(len(self.shape))])
-        return (where_(iota == idx, g, 0.0),)
+            [n if i == self.axis else 1 for i in range(len(self.shape))])
+        return (where(iota == idx, g, 0.0),)
 
 
-def where_(c, a, b):
-    from plugrad.core.ops.pointwise import where
-    return where(c, a, b)
+class MinBackward0(MaxBackward0):
+    """See the base class."""
 
 
 def _check_nonempty(op, x, axes):
+    """max/min/argmax have no identity: an empty reduction is an error, as in PyTorch."""
     shape = x._data.shape
     if axes is None:
         if x.numel() == 0:
             raise OpError(f"{op}(): Expected reduction dim to be specified for input.numel() == "
-                          f"0. Specify the reduction dim with the 'dim' argument.")
-    else:
-        for a in axes:
-            if shape[a] == 0:
-                raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size.")
+                          f"0 (input shape {list(shape)}). Specify the reduction dim with the "
+                          f"'dim' argument.")
+        return
+    for a in axes:
+        if shape[a] == 0:
+            raise IndexError(f"{op}(): Expected reduction dim {a} to have non-zero size "
+                             f"(input shape {list(shape)}).")
 
 
 def _extreme(op, x, dim, keepdim, is_max):
+    if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+        return maximum(x, dim) if is_max else minimum(x, dim)
     k = x._k
     if dim is None:
         _check_nonempty(op, x, None)
@@ -219,21 +297,16 @@ def _extreme(op, x, dim, keepdim, is_max):
             save(node, x, r.detach())
             attach(r, node, (x,))
         return r
-    if isinstance(dim, Tensor):
-        from plugrad.core.ops.pointwise import maximum, minimum
-        return maximum(x, dim) if is_max else minimum(x, dim)
     axis = normalize_dims(dim, x.ndim, op)
-    axis = axis[0] if axis else None
     if axis is None:  # 0-d input
-        return values_indices(x.clone(), _wrap(k.full((), 0, "int64", x.device.index),
-                                               _dt.int64, x.device, k))
+        return values_indices(x.clone(), _filled(x, (), 0, _dt.int64))
+    axis = axis[0]
     _check_nonempty(op, x, (axis,))
     idx = k.argmax(x._data, axis, True) if is_max else k.argmin(x._data, axis, True)
     values = k.gather(x._data, axis, idx)
     if not keepdim:
-        shape = tuple(n for i, n in enumerate(x._data.shape) if i != axis)
-        idx = k.reshape(idx, shape)
-        values = k.reshape(values, shape)
+        shape = _reduced_shape(x._data.shape, (axis,), False)
+        idx, values = k.reshape(idx, shape), k.reshape(values, shape)
     indices = _wrap(idx, _dt.int64, x.device, k)
     r = _wrap(values, x.dtype, x.device, k)
     if x._rg and _state.enabled:
@@ -244,20 +317,42 @@ def _extreme(op, x, dim, keepdim, is_max):
     return values_indices(r, indices)
 
 
-class MinBackward1(MaxBackward1):
-    """See the base class."""
-
-
-class MinBackward0(MaxBackward0):
-    """See the base class."""
-
-
 def max(x, dim=None, keepdim=False):
     return _extreme("max", x, dim, keepdim, True)
 
 
 def min(x, dim=None, keepdim=False):
     return _extreme("min", x, dim, keepdim, False)
+
+
+class AmaxBackward0(Node):
+    """Ties share the gradient evenly within each reduced slice."""
+
+    def backward(self, g):
+        x, y = self.saved
+        yk = _expand_back(y, x.shape, self.axes, self.keepdim)
+        mask = (x == yk).to(g.dtype)
+        count = mask.sum(dim=self.axes, keepdim=True)
+        return (_expand_back(g, x.shape, self.axes, self.keepdim) * mask / count,)
+
+
+class AminBackward0(AmaxBackward0):
+    """See the base class."""
+
+
+def _amax(x, dim, keepdim, is_max):
+    op = "amax" if is_max else "amin"
+    axes = normalize_dims(dim, x.ndim, op)
+    _check_nonempty(op, x, axes)
+    k = x._k
+    out = k.max(x._data, axes, keepdim) if is_max else k.min(x._data, axes, keepdim)
+    r = _wrap(out, x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = AmaxBackward0() if is_max else AminBackward0()
+        node.axes, node.keepdim = axes, keepdim
+        save(node, x, r.detach())
+        attach(r, node, (x,))
+    return r
 
 
 def amax(x, dim=(), keepdim=False):
@@ -268,28 +363,19 @@ def amin(x, dim=(), keepdim=False):
     return _amax(x, dim, keepdim, False)
 
 
-class AmaxBackward0(Node):
-
-    def backward(self, g):
-        x, y = self.saved
-        yk = _expand_back(y, x.shape, self.axes, self.keepdim)
-        mask = (x == yk).to(g.dtype)
-        count = mask.sum(dim=self.axes, keepdim=True) if self.axes else mask.sum()
-        return (_expand_back(g, x.shape, self.axes, self.keepdim) * mask / count,)
-
-
-def _amax(x, dim, keepdim, is_max):
-    axes = normalize_dims(dim, x.ndim, "amax" if is_max else "amin")
-    _check_nonempty("amax" if is_max else "amin", x, axes)
+def _arg(op, x, dim, keepdim):
     k = x._k
-    out = k.max(x._data, axes, keepdim) if is_max else k.min(x._data, axes, keepdim)
-    r = _wrap(out, x.dtype, x.device, k)
-    if x._rg and _state.enabled:
-        node = AmaxBackward0()
-        node.axes, node.keepdim = axes, keepdim
-        save(node, x, r.detach())
-        attach(r, node, (x,))
-    return r
+    if dim is None:
+        _check_nonempty(op, x, None)
+        out = getattr(k, op)(x._data, None, False)
+        if keepdim:
+            out = k.reshape(out, (1,) * x.ndim)
+        return _wrap(out, _dt.int64, x.device, k)
+    axis = _wrap_dim(dim, x.ndim, op)
+    if x.ndim == 0:
+        return _filled(x, (), 0, _dt.int64)
+    _check_nonempty(op, x, (axis,))
+    return _wrap(getattr(k, op)(x._data, axis, keepdim), _dt.int64, x.device, k)
 
 
 def argmax(x, dim=None, keepdim=False):
@@ -300,54 +386,55 @@ def argmin(x, dim=None, keepdim=False):
     return _arg("argmin", x, dim, keepdim)
 
 
-def _arg(op, x, dim, keepdim):
-    k = x._k
-    if dim is None:
-        _check_nonempty(op, x, None)
-        out = getattr(k, op)(x._data, None, False)
-        if keepdim:
-            out = k.reshape(out, (1,) * x.ndim)
-    else:
-        axis = _wrap_dim(dim, x.ndim, op)
-        if x.ndim == 0:
-            return _wrap(k.full((), 0, "int64", x.device.index), _dt.int64, x.device, k)
-        _check_nonempty(op, x, (axis,))
-        out = getattr(k, op)(x._data, axis, keepdim)
-    return _wrap(out, _dt.int64, x.device, k)
+# ---------------------------------------------------------------------- logical
+def _logical(op, x, dim, keepdim, is_any):
+    """all/any as min/max of a bool array; an empty reduction gives the identity."""
+    axes = normalize_dims(dim, x.ndim, op)
+    shape = x._data.shape
+    if _count(shape, axes) == 0:
+        return _filled(x, _reduced_shape(shape, axes, keepdim), not is_any, _dt.bool_)
+    b = x if x.dtype is _dt.bool_ else x != 0
+    k = b._k
+    out = k.max(b._data, axes, keepdim) if is_any else k.min(b._data, axes, keepdim)
+    return _wrap(out, _dt.bool_, x.device, k)
 
 
 def all(x, dim=None, keepdim=False):
-    b = x if x.dtype is _dt.bool_ else x != 0
-    axes = normalize_dims(dim, x.ndim, "all")
-    return _wrap(b._k.min(b._data, axes, keepdim), _dt.bool_, x.device, x._k)
+    return _logical("all", x, dim, keepdim, False)
 
 
 def any(x, dim=None, keepdim=False):
-    b = x if x.dtype is _dt.bool_ else x != 0
-    axes = normalize_dims(dim, x.ndim, "any")
-    return _wrap(b._k.max(b._data, axes, keepdim), _dt.bool_, x.device, x._k)
+    return _logical("any", x, dim, keepdim, True)
 
 
 def count_nonzero(x, dim=None):
     return sum(x != 0, dim)
 
 
-# ---------------------------------------------------------------------- composites
+# ---------------------------------------------------------------------- moments
+def _correction(op, x, dim, unbiased, correction):
+    """PyTorch's overloads: ``var(x, unbiased)``, ``var(x, dim, unbiased, keepdim)``,
+    ``var(x, dim, correction=c)``. Returns ``(dim, correction)``."""
+    _check_float(op, x, "std and var only support floating point and complex dtypes")
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if correction is not None and unbiased is not None:
+        raise TypeError(f"{op}(): pass either unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    return dim, correction
+
+
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance with Bessel's correction by default (``correction=1``)."""
-    if isinstance(unbiased, bool) or unbiased is None:
-        corr = correction if correction is not None else (0 if unbiased is False else 1)
-    else:  # var(x, dim_positional...)
-        corr = 1
+    """Variance with Bessel's correction by default (``correction=1``).
+
+    Fewer elements than ``correction`` divide by zero: inf, or NaN for no spread, as in
+    PyTorch.
+    """
+    dim, corr = _correction("var", x, dim, unbiased, correction)
     axes = normalize_dims(dim, x.ndim, "var")
-    n = 1
-    for i, s in enumerate(x.shape):
-        if axes is None or i in axes:
-            n *= s
-    mu = mean(x, axes, keepdim=True)
-    d = x - mu
-    total = sum(d * d, axes, keepdim=keepdim)
-    return total / builtins.max(n - corr, 0) if n - corr > 0 else total * math.nan
+    d = x - mean(x, axes, keepdim=True)
+    return sum(d * d, axes, keepdim) / builtins.max(_count(x.shape, axes) - corr, 0)
 
 
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -355,100 +442,86 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+    dim, corr = _correction("var_mean", x, dim, unbiased, correction)
+    return var(x, dim, None, keepdim, correction=corr), mean(x, dim, keepdim)
 
 
 def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return std(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
+    dim, corr = _correction("std_mean", x, dim, unbiased, correction)
+    return std(x, dim, None, keepdim, correction=corr), mean(x, dim, keepdim)
 
 
-class LogsumexpBackward0(Node):
+# ---------------------------------------------------------------------- logsumexp
+class LogsumexpBackward0(_UnaryNode):
+    """``softmax(x) * g``; the output is kept differentiable so double backward is exact."""
 
     def backward(self, g):
-        x, y = self.saved
-        yk = _expand_back(y, x.shape, self.axes, self.keepdim)
+        (x,) = self.saved
+        y = _expand_back(self.output_tensor(), x.shape, self.axes, self.keepdim)
         gk = _expand_back(g, x.shape, self.axes, self.keepdim)
-        return (gk * (x - yk).exp(),)
+        return (gk * (x - y).exp(),)
 
 
 def logsumexp(x, dim, keepdim=False):
+    """``log(sum(exp(x)))`` without overflow; an empty or all ``-inf`` slice gives ``-inf``."""
     if not x.dtype.is_floating_point:
         x = x.to(_dt.get_default_dtype())
     axes = normalize_dims(dim, x.ndim, "logsumexp")
+    shape = x._data.shape
+    if _count(shape, axes) == 0:
+        return _filled(x, _reduced_shape(shape, axes, keepdim), -math.inf, x.dtype)
     k = x._k
     r = _wrap(k.logsumexp(x._data, axes, keepdim), x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = LogsumexpBackward0()
         node.axes, node.keepdim = axes, keepdim
-        save(node, x, r.detach())
+        save(node, x)
+        node.keep_output(r)
         attach(r, node, (x,))
     return r
 
 
-class CumsumBackward0(Node):
-
-    def backward(self, g):
-        return (g.flip(self.axis).cumsum(self.axis).flip(self.axis),)
-
-
-def cumsum(x, dim, *, dtype=None):
-    axis = _wrap_dim(dim, x.ndim, "cumsum")
-    out_dt = _dt.get_dtype(dtype) if dtype is not None else (
-        _dt.int64 if x.dtype.kind in "biu" else x.dtype)
-    k = x._k
-    data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
-    if x.ndim == 0:
-        return _wrap(k.copy(data), out_dt, x.device, k)
-    r = _wrap(k.cumsum(data, axis), out_dt, x.device, k)
-    if x._rg and _state.enabled:
-        node = CumsumBackward0()
-        node.axis = axis
-        attach(r, node, (x,))
-    return r
-
-
-def cumprod(x, dim):
-    """Cumulative product (composite: differentiable, zeros allowed)."""
-    axis = _wrap_dim(dim, x.ndim, "cumprod")
-    ones = x.narrow(axis, 0, 1).ones_like()
-    before = cumprod_exclusive(x, axis, ones)
-    return before * x
-
-
-def norm(x, p="fro", dim=None, keepdim=False):
-    """Vector p-norm (``p`` = 2 / "fro" by default, 1, inf or any positive number).
+# ---------------------------------------------------------------------- norms
+def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+    """Vector p-norm (``p`` = 2 / "fro" by default, 1, inf, -inf, 0 or any other number).
 
     The gradient of the 2-norm at zero is 0 (not NaN), as in PyTorch.
     """
+    if dtype is not None:
+        x = x.to(dtype)
+    _check_float("norm", x, "Expected a floating point or complex tensor as input")
     axes = normalize_dims(dim, x.ndim, "norm")
     if p in ("fro", 2, 2.0):
-        sq = sum(x * x, axes, keepdim)
-        return _safe_sqrt(sq)
-    if p in (1, 1.0):
+        return _safe_sqrt(sum(x * x, axes, keepdim))
+    if isinstance(p, str):
+        raise ValueError(f"norm(): p={p!r} is not supported (use a number, 'fro' or inf)")
+    if p == 1:
         return sum(x.abs(), axes, keepdim)
-    if p in (math.inf, "inf"):
+    if p == math.inf:
         return amax(x.abs(), axes if axes is not None else (), keepdim)
-    if p in (-math.inf,):
+    if p == -math.inf:
         return amin(x.abs(), axes if axes is not None else (), keepdim)
     if p == 0:
         return sum((x != 0).to(x.dtype), axes, keepdim)
     return sum(x.abs() ** p, axes, keepdim) ** (1.0 / p)
 
 
-class SafeSqrtBackward(Node):
+class SqrtAtZeroBackward0(_UnaryNode):
+    """``g / (2 sqrt(s))``, and 0 where ``s == 0``; the zero is masked *before* dividing
+    so the second derivative has no ``0 * inf`` either."""
 
     def backward(self, g):
-        (y,) = self.saved
-        return (where_(y == 0, 0.0, g / (y * 2.0)),)
+        y = self.output_tensor()
+        zero = y == 0
+        return (where(zero, 0.0, g / (where(zero, 1.0, y) * 2.0)),)
 
 
 def _safe_sqrt(sq):
-    from plugrad.core.ops.pointwise import sqrt
-    y = sqrt(sq.detach())
+    k = sq._k
+    r = _wrap(k.sqrt(sq._data), sq.dtype, sq.device, k)
     if sq._rg and _state.enabled:
-        node = SafeSqrtBackward()
-        r = y._alias()
-        save(node, r.detach())
+        node = SqrtAtZeroBackward0()
+        node.keep_output(r)
         attach(r, node, (sq,))
-        return r
-    return y
+    return r
+

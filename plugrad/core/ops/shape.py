@@ -7,9 +7,15 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from plugrad.core.autograd.node import Node
-from plugrad.core.ops._base import (ShapeError, Tensor, _state, _wrap, attach, check_device,
-                                    shape_str, sum_to)
+from plugrad.core.dtypes import result_type_of
+from plugrad.core.factories import arange, tensor
+from plugrad.core.ops._base import (ShapeError, Tensor, _state, _wrap, attach, broadcast_shapes,
+                                    check_device, shape_str, sum_to)
+from plugrad.core.ops.indexing import basic_slice, index_select
+from plugrad.core.ops.pointwise import where
 from plugrad.core.tensor import _wrap_dim
 
 
@@ -49,6 +55,10 @@ def infer_shape(op: str, shape: tuple, numel: int, source_shape) -> tuple:
                 raise ShapeError(f"{op}: invalid shape dimension {s}")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise ShapeError(f"{op}: cannot reshape tensor of 0 elements into shape "
+                             f"{shape_str(shape)} because the unspecified dimension size -1 "
+                             f"can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise ShapeError(f"{op}: shape '{shape_str(shape)}' is invalid for input of size "
                              f"{numel} (input shape {shape_str(source_shape)})")
@@ -126,10 +136,10 @@ def permute(x, *dims):
     dims = _sizes(dims)
     n = x.ndim
     if len(dims) != n:
-        raise ShapeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
-                         f"not match the length of the desired ordering of dimensions i.e. "
-                         f"input.dim() = {n} is not equal to len(dims) = {len(dims)}"
-                         .replace("(sparse_coo)", ""))
+        raise ShapeError(f"permute: number of dimensions in the tensor input does not match "
+                         f"the length of the desired ordering of dimensions i.e. input.dim() = "
+                         f"{n} is not equal to len(dims) = {len(dims)} (input shape "
+                         f"{shape_str(x.shape)}, dims {list(dims)})")
     axes = tuple(_wrap_dim(d, n, "permute") for d in dims)
     if sorted(axes) != list(range(n)):
         raise ShapeError(f"permute: repeated dim in {list(dims)}")
@@ -159,8 +169,15 @@ def movedim(x, source, destination):
     src = source if isinstance(source, (list, tuple)) else [source]
     dst = destination if isinstance(destination, (list, tuple)) else [destination]
     n = x.ndim
+    if len(src) != len(dst):
+        raise ShapeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                         f"dims) should contain the same number of dims as destination "
+                         f"({list(dst)} dims)")
     src = [_wrap_dim(s, n, "movedim") for s in src]
     dst = [_wrap_dim(d, n, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ShapeError(f"movedim: repeated dim in source {list(source)} or destination "
+                         f"{list(destination)}")
     order = [i for i in range(n) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -209,7 +226,6 @@ def broadcast_to(x, shape):
 
 
 def broadcast_tensors(*tensors):
-    from plugrad.core.ops._base import broadcast_shapes
     shape = broadcast_shapes("broadcast_tensors", *(t._data.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
@@ -225,15 +241,24 @@ def repeat(x, *sizes):
     return reshape(y, tuple(r * n for r, n in zip(sizes, shape)))
 
 
-def repeat_interleave(x, repeats, dim=None):
+def repeat_interleave(x, repeats, dim=None, *, output_size=None):
+    """Each slice along ``dim`` repeated ``repeats`` times (an int, or one count per slice)."""
     if dim is None:
         x, dim = flatten(x), 0
     d = _wrap_dim(dim, x.ndim, "repeat_interleave")
-    y = unsqueeze(x, d + 1)
-    shape = list(y.shape)
-    shape[d + 1] = int(repeats)
-    y = expand(y, shape)
-    return flatten(y, d, d + 1)
+    counts = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats,
+                        dtype=np.int64).reshape(-1)
+    if counts.size == 1:
+        y = unsqueeze(x, d + 1)
+        shape = list(y.shape)
+        shape[d + 1] = int(counts[0])
+        return flatten(expand(y, shape), d, d + 1)
+    n = x.shape[d]
+    if counts.size != n or (counts < 0).any():
+        raise ShapeError(f"repeat_interleave: repeats must have the same size as input along "
+                         f"dim {d} ({n}) and be non-negative, got {counts.tolist()}")
+    idx = tensor(np.repeat(np.arange(n), counts), device=x.device)
+    return index_select(x, d, idx)
 
 
 # ---------------------------------------------------------------------- concatenation
@@ -265,7 +290,6 @@ def cat(tensors, dim=0):
             raise ShapeError(f"cat: Sizes of tensors must match except in dimension {axis}. "
                              f"Expected {shape_str(first.shape)} but got {shape_str(t.shape)} "
                              f"for tensor number {i} in the list")
-    from plugrad.core.dtypes import result_type_of
     dtype = result_type_of(tuple((t.dtype, False) for t in tensors))
     k = first._k
     arrays = [t._data if t.dtype is dtype else k.astype(t._data, dtype.name) for t in tensors]
@@ -361,11 +385,24 @@ def chunk(x, chunks, dim=0):
     return split(x, builtins.max(size, 1), axis)
 
 
-def tensor_split(x, sections, dim=0):
+def tensor_split(x, indices_or_sections, dim=0):
+    """``n`` near-equal parts (the first ``size % n`` one longer), or parts cut at indices."""
     axis = _wrap_dim(dim, x.ndim, "tensor_split")
     n = x.shape[axis]
-    base, extra = divmod(n, sections)
-    return split(x, [base + 1 if i < extra else base for i in range(sections)], axis)
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        spec = spec.item() if spec.ndim == 0 else spec.tolist()
+    if isinstance(spec, int):
+        if spec <= 0:
+            raise ValueError(f"tensor_split: number of sections must be larger than 0, got "
+                             f"{spec}")
+        base, extra = divmod(n, spec)
+        return split(x, [base + 1 if i < extra else base for i in range(spec)], axis)
+    bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
+              for i in spec]
+    starts = [0] + bounds
+    ends = bounds + [n]
+    return tuple(narrow(x, axis, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
 
 
 def unbind(x, dim=0):
@@ -421,7 +458,6 @@ class PadBackward0(Node):
 
     def backward(self, g):
         key = tuple(slice(b, b + n, 1) for (b, _), n in zip(self.widths, self.shape))
-        from plugrad.core.ops.indexing import basic_slice
         return (basic_slice(g, key),)
 
 
@@ -458,8 +494,10 @@ def pad(x, pad, mode="constant", value=None):
 
 
 # ---------------------------------------------------------------------- triangles
-def _tri_mask(x, diagonal, upper):
-    from plugrad.core.factories import arange
+def _tri_mask(op, x, diagonal, upper):
+    if x.ndim < 2:
+        raise ShapeError(f"{op}: input tensor must have at least 2 dimensions, got shape "
+                         f"{shape_str(x.shape)}")
     n, m = x.shape[-2], x.shape[-1]
     rows = arange(n, device=x.device).reshape(n, 1)
     cols = arange(m, device=x.device).reshape(1, m)
@@ -467,13 +505,11 @@ def _tri_mask(x, diagonal, upper):
 
 
 def tril(x, diagonal=0):
-    from plugrad.core.ops.pointwise import where
-    return where(_tri_mask(x, diagonal, False), x, 0)
+    return where(_tri_mask("tril", x, diagonal, False), x, 0)
 
 
 def triu(x, diagonal=0):
-    from plugrad.core.ops.pointwise import where
-    return where(_tri_mask(x, diagonal, True), x, 0)
+    return where(_tri_mask("triu", x, diagonal, True), x, 0)
 
 
 # ---------------------------------------------------------------------- copies
