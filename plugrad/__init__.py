@@ -12,7 +12,7 @@ from plugrad.core.dtypes import (DType, bfloat16, float16, float32, float64, get
                                  int8, int16, int32, int64, promote_types, set_default_dtype,
                                  uint8)
 from plugrad.core.dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
-from plugrad.core.printing import set_printoptions
+from plugrad.core.printing import get_printoptions, printoptions, set_printoptions
 from plugrad.core.registry import BackendError
 from plugrad.core.tensor import Size, Tensor
 from plugrad.core.ops._base import DeviceError, DTypeError, OpError, ShapeError
@@ -22,6 +22,7 @@ from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, f
 from plugrad.core.random import (Generator, bernoulli, default_generator, initial_seed,
                                  manual_seed, multinomial, normal, rand, rand_like, randint,
                                  randint_like, randn, randn_like, randperm, seed)
+from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
 from plugrad import autograd, cuda  # noqa: E402
 
@@ -29,6 +30,19 @@ half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001 - PyTorch's names
 
 __version__ = "0.1.0"
+
+
+_LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing"}
+
+
+def __getattr__(name):
+    """``plugrad.nn`` and friends load on first use, so ``import plugrad`` stays light."""
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        module = importlib.import_module(f"plugrad.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'plugrad' has no attribute {name!r}")
 
 
 def is_tensor(obj) -> bool:

@@ -388,10 +388,33 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         raise TypeError("plugrad tensors are not picklable; use plugrad.save (safetensors)")
 
+    def __deepcopy__(self, memo):
+        """A leaf copy with the same values, dtype, device and ``requires_grad`` (PyTorch
+        allows deepcopy of leaves only)."""
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        out = _wrap(self._k.copy(self._data), self.dtype, self.device, self._k, type(self))
+        out._rg = self._rg
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
+        for key, value in getattr(self, "__dict__", {}).items():
+            import copy
+            setattr(out, key, copy.deepcopy(value, memo))
+        memo[id(self)] = out
+        return out
+
+
+_engine_module = None
+
 
 def _engine():
-    from plugrad.core.autograd import engine
-    return engine
+    """The autograd engine module (imported on first backward: it imports this module)."""
+    global _engine_module
+    if _engine_module is None:
+        from plugrad.core.autograd import engine
+        _engine_module = engine
+    return _engine_module
 
 
 def _looks_like_dtype(spec) -> bool:

@@ -186,9 +186,6 @@ def test_tensor_dtype_conversions(device):
     assert t.type() == "plugrad.float32" and t.type(plugrad.int64).dtype is plugrad.int64
 
 
-# ---------------------------------------------------------------- found elsewhere (pointwise)
-@pytest.mark.xfail(reason="BUG: sub with a bool tensor and a non-bool operand is allowed "
-                          "(PyTorch refuses any bool operand of '-')", strict=True)
 def test_sub_refuses_any_bool_operand():
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
         plugrad.ones(2) - plugrad.tensor([True, False])

@@ -1,4 +1,4 @@
-"""The pluggy registry: built-ins and third parties register alike; pluggy stays off the hot path."""
+"""The pluggy registry: built-ins and plugins register alike; pluggy stays off the hot path."""
 import pluggy
 import pytest
 
@@ -113,8 +113,9 @@ def test_unregister_removes_the_device(fake):
     reg.unregister_plugin(fake)
     assert "fake" not in reg.backends and "fake" not in reg.origins
     with pytest.raises(BackendError, match="no backend serves device type 'fake' \\(registered "
-                                           "device types: cpu, cuda, ref\\)"):
+                                           "device types: cpu, cuda, ref") as info:
         plugrad.ones(2, device="fake")
+    assert "fake," not in str(info.value) and "fake)" not in str(info.value)
     assert (t + 1).tolist() == [2., 2.]  # tensors made before keep working
     with pytest.raises(BackendError, match="is not registered"):
         reg.unregister_plugin(fake)

@@ -504,12 +504,17 @@ def _tri_mask(op, x, diagonal, upper):
     return (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
 
 
+def _zero_of(x):
+    """A zero that keeps ``x``'s dtype under promotion (``False`` for bool tensors)."""
+    return False if x.dtype.kind == "b" else 0
+
+
 def tril(x, diagonal=0):
-    return where(_tri_mask("tril", x, diagonal, False), x, 0)
+    return where(_tri_mask("tril", x, diagonal, False), x, _zero_of(x))
 
 
 def triu(x, diagonal=0):
-    return where(_tri_mask("triu", x, diagonal, True), x, 0)
+    return where(_tri_mask("triu", x, diagonal, True), x, _zero_of(x))
 
 
 # ---------------------------------------------------------------------- copies

@@ -1,0 +1,232 @@
+"""Fused loss ops: one graph node for the elementwise part of a loss.
+
+Why fused: cross-entropy as log_softmax + gather + weights + smoothing is several nodes
+and full-size temporaries; BCE's clamped logs and BCE-with-logits' ``|x|``/``relu`` pieces
+get a wrong (sub)gradient at the kinks when left to autograd (the clamp zeroes the
+gradient at ``x == 0``; at logit 0 the composite gives ``1 - t`` instead of ``0.5 - t``).
+Each node returns PyTorch's gradient, written in Tensor ops (so ``create_graph`` works).
+Reductions stay ordinary ops on the per-element loss, through :func:`reduce_loss`.
+"""
+from __future__ import annotations
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import Node
+from plugrad.core.factories import arange
+from plugrad.core.ops._base import ShapeError, Tensor, _state, attach, save, shape_str
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def check_reduction(reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def reduce_loss(loss: Tensor, reduction: str) -> Tensor:
+    """The one place ``reduction='none'|'mean'|'sum'`` is applied."""
+    check_reduction(reduction)
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _check_tensor(op: str, name: str, t) -> None:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(t).__name__}")
+
+
+def _as_float(op: str, t: Tensor, like: Tensor) -> Tensor:
+    """``t`` in ``like``'s floating dtype (targets given as ints or bools are fine)."""
+    if t.device is not like.device:
+        raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found "
+                           f"at least two devices, {like.device} and {t.device}!")
+    return t if t.dtype is like.dtype else t.to(like.dtype)
+
+
+# ====================================================================== cross-entropy
+class CrossEntropyBackward0(Node):
+    """d loss_i / d x_ic = A_i * softmax(x)_ic - q_ic (see :func:`cross_entropy_elementwise`)."""
+
+    def backward(self, g):
+        (x,) = self.saved
+        p = x.softmax(1)
+        grad = g.unsqueeze(1) * (self.scale.unsqueeze(1) * p - self.q)
+        return (grad,)
+
+
+def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
+    """Check integer class targets against ``x`` of shape (N, C, d1, ...).
+
+    Returns ``(safe, valid)``: targets with ignored entries replaced by 0, and the mask of
+    entries that count. Errors say what PyTorch says (``Target 3 is out of bounds.``).
+    """
+    _check_tensor(op, "target", target)
+    if target.dtype.is_floating_point or target.dtype is _dt.bool_:
+        raise TypeError(
+            f"{op}: expected target of integer class indices (int64) with shape "
+            f"{shape_str((x.shape[0],) + tuple(x.shape[2:]))}, got {target.dtype} with shape "
+            f"{shape_str(target.shape)}. For class probabilities the target must be floating "
+            f"and have the input's shape {shape_str(x.shape)}.")
+    if target.device is not x.device:
+        raise RuntimeError(f"{op}: Expected all tensors to be on the same device, but found "
+                           f"at least two devices, {x.device} and {target.device}!")
+    expected = (x.shape[0],) + tuple(x.shape[2:])
+    if tuple(target.shape) != expected:
+        if target.ndim == 1 and x.ndim == 2:
+            raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
+                             f"batch_size ({target.shape[0]}).")
+        raise ShapeError(f"{op}: Expected target size {shape_str(expected)}, got "
+                         f"{shape_str(target.shape)} (input shape {shape_str(x.shape)})")
+    n_classes = x.shape[1]
+    valid = target != ignore_index
+    safe = target.masked_fill(valid.logical_not(), 0)
+    if safe.numel():
+        low, high = int(safe.min().item()), int(safe.max().item())
+        if low < 0 or high >= n_classes:
+            raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    return safe.long() if safe.dtype is not _dt.int64 else safe, valid
+
+
+def _class_view(weight: Tensor, ndim: int) -> Tensor:
+    """A (C,) weight shaped to broadcast against (N, C, d1, ...)."""
+    return weight.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def class_weights(op: str, x: Tensor, weight, safe: Tensor, valid: Tensor):
+    """Per-element weight ``weight[target]`` (0 where ignored), and ``weight`` as (C,)."""
+    valid_f = valid.to(x.dtype)
+    if weight is None:
+        return valid_f, None
+    _check_tensor(op, "weight", weight)
+    n_classes = x.shape[1]
+    if tuple(weight.shape) != (n_classes,):
+        raise ShapeError(f"{op}: weight tensor should be defined either for all {n_classes} "
+                         f"classes or no classes but got weight tensor of shape: "
+                         f"{shape_str(weight.shape)}")
+    w = _as_float(op, weight, x).detach()
+    return w[safe] * valid_f, w
+
+
+def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Tensor,
+                              weight, label_smoothing: float) -> Tensor:
+    """Per-element cross-entropy of logits ``x`` (N, C, d...) with class indices, one node.
+
+    ``loss_i = (1-e) * w[t_i] * -logp[i, t_i] + (e/C) * sum_c w_c * -logp[i, c]``, and 0
+    where ignored (PyTorch's definition with weights and label smoothing ``e``).
+    """
+    n_classes = x.shape[1]
+    xd = x.detach()
+    logp = xd.log_softmax(1)
+    smooth = float(label_smoothing)
+    loss = -logp.gather(1, safe.unsqueeze(1)).squeeze(1) * w_elem
+    if smooth:
+        wc = _class_view(weight, x.ndim) if weight is not None else 1.0
+        smooth_loss = -(logp * wc).sum(1) * valid.to(x.dtype)
+        loss = loss * (1.0 - smooth) + smooth_loss * (smooth / n_classes)
+    if not (x._rg and _state.enabled):
+        return loss
+    node = CrossEntropyBackward0()
+    save(node, x)
+    classes = arange(n_classes, device=x.device).reshape(
+        (1, n_classes) + (1,) * (x.ndim - 2))
+    one_hot = (safe.unsqueeze(1) == classes).to(x.dtype)
+    q = one_hot * (w_elem * (1.0 - smooth)).unsqueeze(1)
+    scale = w_elem * (1.0 - smooth)
+    if smooth:
+        valid_f = valid.to(x.dtype)
+        total_w = weight.sum() if weight is not None else float(n_classes)
+        scale = scale + valid_f * (total_w * (smooth / n_classes))
+        wc = _class_view(weight, x.ndim) if weight is not None else 1.0
+        q = q + valid_f.unsqueeze(1) * wc * (smooth / n_classes)
+    node.scale, node.q = scale, q
+    return attach(loss, node, (x,))
+
+
+# ====================================================================== binary cross-entropy
+def _check_same_shape(x: Tensor, target: Tensor) -> None:
+    if tuple(target.shape) != tuple(x.shape):
+        raise ValueError(f"Using a target size ({shape_str(target.shape)}) that is different "
+                         f"to the input size ({shape_str(x.shape)}) is deprecated. Please "
+                         f"ensure they have the same size.")
+
+
+class BinaryCrossEntropyBackward0(Node):
+
+    def backward(self, g):
+        x, t = self.saved
+        gw = g * self.weight if self.weight is not None else g
+        gx = gw * (x - t) / ((1.0 - x) * x).clamp(min=1e-12)
+        gt = None
+        if self.next[1] is not None:
+            gt = gw * ((1.0 - x).log().clamp(min=-100.0) - x.log().clamp(min=-100.0))
+        return gx, gt
+
+
+def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None) -> Tensor:
+    """``-w (t log x + (1-t) log(1-x))`` with each log clamped at -100, as PyTorch does."""
+    op = "binary_cross_entropy"
+    _check_tensor(op, "input", x)
+    _check_tensor(op, "target", target)
+    _check_same_shape(x, target)
+    t = _as_float(op, target, x)
+    xd, td = x.detach(), t.detach()
+    if xd.numel() and (xd.min().item() < 0 or xd.max().item() > 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    w = _as_float(op, weight, x).detach() if weight is not None else None
+    loss = -(td * xd.log().clamp(min=-100.0) + (1.0 - td) * (1.0 - xd).log().clamp(min=-100.0))
+    if w is not None:
+        loss = loss * w
+    if not (_state.enabled and (x._rg or t._rg)):
+        return loss
+    node = BinaryCrossEntropyBackward0()
+    save(node, x, t)
+    node.weight = w
+    return attach(loss, node, (x, t))
+
+
+def _softplus(z: Tensor) -> Tensor:
+    """``log(1 + exp(z))`` without overflow for large ``|z|``."""
+    return (-z.abs()).exp().log1p() + z.relu()
+
+
+class BinaryCrossEntropyWithLogitsBackward0(Node):
+
+    def backward(self, g):
+        x, t = self.saved
+        pw = self.pos_weight
+        gw = g * self.weight if self.weight is not None else g
+        if pw is None:
+            gx = gw * (x.sigmoid() - t)
+        else:
+            gx = gw * ((1.0 + (pw - 1.0) * t) * x.sigmoid() - pw * t)
+        gt = None
+        if self.next[1] is not None:
+            gt = gw * (_softplus(-x) * (pw if pw is not None else 1.0) - _softplus(x))
+        return gx, gt
+
+
+def binary_cross_entropy_with_logits_elementwise(x: Tensor, target: Tensor, weight=None,
+                                                 pos_weight=None) -> Tensor:
+    """``-w [pw t log s(x) + (1-t) log(1 - s(x))]``, stable for any logit."""
+    op = "binary_cross_entropy_with_logits"
+    _check_tensor(op, "input", x)
+    _check_tensor(op, "target", target)
+    _check_same_shape(x, target)
+    t = _as_float(op, target, x)
+    w = _as_float(op, weight, x).detach() if weight is not None else None
+    pw = _as_float(op, pos_weight, x).detach() if pos_weight is not None else None
+    xd, td = x.detach(), t.detach()
+    if pw is None:
+        loss = (1.0 - td) * xd + _softplus(-xd)
+    else:
+        loss = (1.0 - td) * xd + (1.0 + (pw - 1.0) * td) * _softplus(-xd)
+    if w is not None:
+        loss = loss * w
+    if not (_state.enabled and (x._rg or t._rg)):
+        return loss
+    node = BinaryCrossEntropyWithLogitsBackward0()
+    save(node, x, t)
+    node.weight, node.pos_weight = w, pw
+    return attach(loss, node, (x, t))

@@ -1,0 +1,247 @@
+"""``plugrad.save`` / ``plugrad.load``: checkpoints as safetensors, never pickle.
+
+Tensors go into a safetensors file under their path in the saved object (a model state
+dict keeps its own keys, so PyTorch's ``safetensors.torch.load_file`` reads it as is); the
+structure around them (dicts, lists, numbers, strings) is JSON in the file's metadata.
+Loading executes nothing: a file that is not a well-formed safetensors file, or whose
+description does not match its tensors, is refused with :class:`SerializationError`.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.device import Device
+from plugrad.core.tensor import Tensor
+
+STRUCTURE_KEY = "plugrad.structure"
+FORMAT_KEY = "plugrad.format"
+FORMAT_VERSION = "1"
+MAX_HEADER_BYTES = 100 * 1024 * 1024
+
+_SAFE_DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "I32": "int32",
+                "I64": "int64", "F16": "float16", "F32": "float32", "F64": "float64"}
+_ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "F16": 2, "F32": 4,
+             "F64": 8}
+
+
+class SerializationError(RuntimeError):
+    """A checkpoint could not be written or was refused when read."""
+
+
+# ---------------------------------------------------------------------------- save
+def save(obj, f) -> None:
+    """Write ``obj`` (tensors, dicts, lists, tuples, numbers, strings, None) to ``f``."""
+    tensors: dict[str, np.ndarray] = {}
+    structure = _encode(obj, "", tensors)
+    from safetensors.numpy import save as st_save
+    metadata = {STRUCTURE_KEY: json.dumps(structure), FORMAT_KEY: FORMAT_VERSION}
+    payload = st_save(tensors, metadata=metadata)
+    if hasattr(f, "write"):
+        f.write(payload)
+        return
+    tmp = f"{os.fspath(f)}.tmp"
+    with open(tmp, "wb") as out:
+        out.write(payload)
+    os.replace(tmp, f)
+
+
+def _encode(obj, path: str, tensors: dict):
+    if isinstance(obj, Tensor):
+        name = path or "tensor"
+        while name in tensors:
+            name += "_"
+        if obj.dtype is _dt.bfloat16:
+            raise SerializationError(f"save: bfloat16 tensor at {name!r} cannot be stored "
+                                     f"through NumPy")
+        tensors[name] = np.ascontiguousarray(obj.detach().cpu().numpy())
+        return {"__tensor__": name, "dtype": obj.dtype.name, "device": str(obj.device),
+                "requires_grad": bool(obj.requires_grad)}
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, (int, float)):
+        if isinstance(obj, float) and not np.isfinite(obj):
+            return {"__float__": repr(obj)}
+        return obj
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) and not k.startswith("__") for k in obj):
+            return {k: _encode(v, _join(path, k), tensors) for k, v in obj.items()}
+        items = []
+        for k, v in obj.items():
+            if not isinstance(k, (str, int, float, bool)) or k is None:
+                raise SerializationError(f"save: dict key {k!r} at {path or 'top level'} is "
+                                         f"not a string or number")
+            items.append([k, _encode(v, _join(path, str(k)), tensors)])
+        return {"__dict__": items}
+    if isinstance(obj, (list, tuple)):
+        out = [_encode(v, _join(path, str(i)), tensors) for i, v in enumerate(obj)]
+        return {"__tuple__": out} if isinstance(obj, tuple) else out
+    raise SerializationError(f"save: cannot store an object of type {type(obj).__name__} at "
+                             f"{path or 'top level'} (only tensors, dicts, lists, tuples, "
+                             f"numbers, strings and None; no pickle)")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# ---------------------------------------------------------------------------- load
+def load(f, map_location=None, weights_only: bool = True, mmap=None):
+    """Read what :func:`save` wrote (or any safetensors file: then a dict of tensors).
+
+    ``map_location``: a device (string or :class:`Device`), a dict mapping saved device
+    strings to new ones, or a callable ``(tensor, saved_device) -> tensor``.
+    """
+    data = f.read() if hasattr(f, "read") else _read_file(f)
+    header = _check_header(data)
+    arrays = _read_tensors(data, header)
+    meta = header.get("__metadata__") or {}
+    if STRUCTURE_KEY not in meta:
+        return {name: _to_tensor(arr, None, map_location, False) for name, arr in arrays.items()}
+    try:
+        structure = json.loads(meta[STRUCTURE_KEY])
+    except (TypeError, ValueError) as exc:
+        raise SerializationError(f"load: malformed structure description: {exc}") from None
+    return _decode(structure, arrays, map_location)
+
+
+def _read_file(path) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise SerializationError(f"load: cannot read {os.fspath(path)!r}: {exc}") from None
+
+
+def _check_header(data: bytes) -> dict:
+    """Validate the safetensors framing before anything else reads the bytes."""
+    if data[:2] == b"PK" or data[:1] == b"\x80":
+        raise SerializationError("load: this looks like a pickle or a PyTorch zip checkpoint; "
+                                 "plugrad.load reads only safetensors files and never unpickles")
+    if len(data) < 8:
+        raise SerializationError(f"load: file too short for a safetensors header "
+                                 f"({len(data)} bytes)")
+    n = int.from_bytes(data[:8], "little")
+    if n > MAX_HEADER_BYTES:
+        raise SerializationError(f"load: header length {n} exceeds the {MAX_HEADER_BYTES}-byte "
+                                 f"limit")
+    if 8 + n > len(data):
+        raise SerializationError(f"load: header length {n} is larger than the file "
+                                 f"({len(data)} bytes): truncated or corrupt")
+    try:
+        header = json.loads(data[8:8 + n].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise SerializationError(f"load: malformed safetensors header: {exc}") from None
+    if not isinstance(header, dict):
+        raise SerializationError("load: safetensors header is not a JSON object")
+    header["__body_start__"] = 8 + n
+    return header
+
+
+def _read_tensors(data: bytes, header: dict) -> dict:
+    start = header.pop("__body_start__")
+    body = memoryview(data)[start:]
+    spans = []
+    arrays = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            if info is not None and not (isinstance(info, dict) and
+                                         all(isinstance(v, str) for v in info.values())):
+                raise SerializationError("load: __metadata__ must map strings to strings")
+            continue
+        if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= set(info):
+            raise SerializationError(f"load: tensor {name!r}: entry needs dtype, shape and "
+                                     f"data_offsets")
+        dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if dtype not in _SAFE_DTYPES:
+            raise SerializationError(f"load: tensor {name!r} has unknown or unsupported dtype "
+                                     f"{dtype!r}")
+        if (not isinstance(shape, list) or not all(isinstance(s, int) and s >= 0 for s in shape)
+                or not isinstance(offsets, list) or len(offsets) != 2
+                or not all(isinstance(o, int) for o in offsets)):
+            raise SerializationError(f"load: tensor {name!r}: malformed shape or offsets")
+        begin, end = offsets
+        if not 0 <= begin <= end <= len(body):
+            raise SerializationError(f"load: tensor {name!r}: offsets {offsets} are out of "
+                                     f"range for a {len(body)}-byte body")
+        expected = int(np.prod(shape, dtype=np.int64)) * _ITEMSIZE[dtype]
+        if end - begin != expected:
+            raise SerializationError(
+                f"load: tensor {name!r}: shape {shape} of {dtype} needs {expected} bytes but "
+                f"its span holds {end - begin}")
+        spans.append((begin, end, name))
+        arr = np.frombuffer(body[begin:end], dtype=np.dtype(_SAFE_DTYPES[dtype]).newbyteorder("<"))
+        arrays[name] = arr.reshape(shape).astype(_SAFE_DTYPES[dtype], copy=True)
+    spans.sort()
+    for (b0, e0, n0), (b1, e1, n1) in zip(spans, spans[1:]):
+        if b1 < e0:
+            raise SerializationError(f"load: tensors {n0!r} and {n1!r} overlap in the file")
+    return arrays
+
+
+def _decode(node, arrays: dict, map_location):
+    if isinstance(node, list):
+        return [_decode(v, arrays, map_location) for v in node]
+    if not isinstance(node, dict):
+        if node is None or isinstance(node, (bool, int, float, str)):
+            return node
+        raise SerializationError(f"load: unexpected value {node!r} in the structure")
+    if "__tensor__" in node:
+        name = node["__tensor__"]
+        if name not in arrays:
+            raise SerializationError(f"load: the structure references tensor {name!r}, which "
+                                     f"the file does not contain")
+        try:
+            dtype = _dt.get_dtype(node.get("dtype", str(arrays[name].dtype)))
+        except TypeError:
+            raise SerializationError(f"load: tensor {name!r} has unknown dtype "
+                                     f"{node.get('dtype')!r}") from None
+        if dtype.name != arrays[name].dtype.name:
+            raise SerializationError(f"load: tensor {name!r} is described as {dtype.name} but "
+                                     f"stored as {arrays[name].dtype.name}")
+        return _to_tensor(arrays[name], node.get("device"), map_location,
+                          bool(node.get("requires_grad", False)))
+    if "__float__" in node:
+        value = node["__float__"]
+        if value not in ("inf", "-inf", "nan"):
+            raise SerializationError(f"load: bad float {value!r}")
+        return float(value)
+    if "__tuple__" in node:
+        return tuple(_decode(v, arrays, map_location) for v in node["__tuple__"])
+    if "__dict__" in node:
+        items = node["__dict__"]
+        if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2
+                                                  for i in items):
+            raise SerializationError("load: malformed dict entry in the structure")
+        return {k: _decode(v, arrays, map_location) for k, v in items}
+    return {k: _decode(v, arrays, map_location) for k, v in node.items()}
+
+
+def _target_device(saved, map_location):
+    if map_location is None:
+        return Device(saved) if saved else Device("cpu")
+    if isinstance(map_location, dict):
+        return Device(map_location.get(saved, saved) or "cpu")
+    if callable(map_location):
+        return None
+    return Device(map_location)
+
+
+def _to_tensor(arr, saved_device, map_location, requires_grad):
+    from plugrad.core.factories import tensor
+    device = _target_device(saved_device, map_location)
+    if device is None:  # callable map_location: build on the host, let it move the tensor
+        t = tensor(arr, device="cpu")
+        t = map_location(t, saved_device or "cpu")
+    else:
+        try:
+            t = tensor(arr, device=device)
+        except Exception as exc:
+            raise SerializationError(f"load: cannot place a tensor on {device}: {exc}; pass "
+                                     f"map_location='cpu'") from None
+    if requires_grad and t.dtype.is_floating_point:
+        t.requires_grad_(True)
+    return t
