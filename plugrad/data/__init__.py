@@ -1,0 +1,11 @@
+"""Datasets and loaders (``torch.utils.data``), also importable as ``plugrad.utils.data``."""
+from plugrad.data.collate import default_collate, default_convert
+from plugrad.data.dataloader import DataLoader
+from plugrad.data.dataset import (ConcatDataset, Dataset, IterableDataset, Subset,
+                                  TensorDataset, random_split)
+from plugrad.data.sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                                  SubsetRandomSampler)
+
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
+           "random_split", "DataLoader", "default_collate", "default_convert", "Sampler",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]

@@ -1,0 +1,202 @@
+"""Loss functions (``plugrad.nn.functional.mse_loss`` ...), as in ``torch.nn.functional``.
+
+Regression losses are plain Tensor ops. Cross-entropy (class indices) and the binary
+cross-entropies use one fused node each from :mod:`plugrad.core.ops.loss_ops`, for speed
+and for PyTorch's gradient at the kinks.
+"""
+from __future__ import annotations
+
+import warnings
+
+import plugrad
+from plugrad.core.ops import loss_ops as _ops
+from plugrad.core.ops.loss_ops import reduce_loss
+
+__all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+
+
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """Map the deprecated ``size_average``/``reduce`` flags onto ``reduction``."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction "
+                  "instead.", UserWarning, stacklevel=3)
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+def _pair(op: str, input, target):
+    """Check ``input``/``target`` of an elementwise loss; broadcast with PyTorch's warning."""
+    for name, t in (("input", input), ("target", target)):
+        if not isinstance(t, plugrad.Tensor):
+            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    if tuple(input.shape) == tuple(target.shape):
+        return input, target
+    try:
+        input, target = plugrad.broadcast_tensors(input, target)
+    except (ValueError, RuntimeError) as exc:
+        raise ValueError(f"{op}: target size {list(target.shape)} and input size "
+                         f"{list(input.shape)} cannot be broadcast together") from exc
+    warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
+                  f"({input.shape}). This will likely lead to incorrect results due to "
+                  f"broadcasting. Please ensure they have the same size.", UserWarning,
+                  stacklevel=3)
+    return input, target
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, t = _pair("mse_loss", input, target)
+    return reduce_loss((x - t).square(), reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, t = _pair("l1_loss", input, target)
+    return reduce_loss((x - t).abs(), reduction)
+
+
+def _piecewise(d, threshold: float, inner_scale: float, outer_scale: float):
+    """``inner_scale * d**2 / 2`` below ``threshold``, else ``outer_scale * (d - threshold/2)``."""
+    return plugrad.where(d < threshold, d.square() * (0.5 * inner_scale),
+                         (d - 0.5 * threshold) * outer_scale)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta: float = 1.0):
+    """Quadratic below ``beta``, L1 above (L1 exactly when ``beta == 0``)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError("smooth_l1_loss does not support negative values for beta.")
+    x, t = _pair("smooth_l1_loss", input, target)
+    d = (x - t).abs()
+    if beta == 0:
+        return reduce_loss(d, reduction)
+    return reduce_loss(_piecewise(d, beta, 1.0 / beta, 1.0), reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta: float = 1.0):
+    """Smooth L1 scaled by ``delta``: quadratic below ``delta``, ``delta``-sloped above."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss does not support non-positive values for delta, got "
+                         f"{delta}.")
+    x, t = _pair("huber_loss", input, target)
+    return reduce_loss(_piecewise((x - t).abs(), delta, 1.0, delta), reduction)
+
+
+def _batched(op: str, input, target, class_indices: bool):
+    """An unbatched ``(C,)`` input becomes ``(1, C)``; returns whether it was unbatched."""
+    if not isinstance(input, plugrad.Tensor):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not isinstance(target, plugrad.Tensor):
+        raise TypeError(f"{op}(): argument 'target' must be Tensor, not "
+                        f"{type(target).__name__}")
+    if input.ndim == 0:
+        raise ValueError(f"{op}: input must have at least one dimension (the classes), got "
+                         f"a 0-d tensor")
+    if input.ndim == 1:
+        if class_indices and target.ndim != 0:
+            raise ValueError(f"{op}: for an unbatched input of shape {list(input.shape)} the "
+                             f"target must be a 0-d class index, got shape "
+                             f"{list(target.shape)}")
+        return input.unsqueeze(0), target.unsqueeze(0), True
+    return input, target, False
+
+
+def _mean_over_weights(loss, w_elem, reduction: str):
+    """PyTorch's weighted mean: divide by the summed weights of the counted targets."""
+    if reduction == "mean":
+        return loss.sum() / w_elem.sum()
+    return reduce_loss(loss, reduction)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean"):
+    """``-input[i, target[i]] * weight[target[i]]``: input holds log-probabilities."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _ops.check_reduction(reduction)
+    x, t, unbatched = _batched("nll_loss", input, target, True)
+    safe, valid = _ops.class_targets("nll_loss", x, t, ignore_index)
+    w_elem, _ = _ops.class_weights("nll_loss", x, weight, safe, valid)
+    picked = x.gather(1, safe.unsqueeze(1)).squeeze(1)
+    loss = plugrad.where(valid, -picked * w_elem, 0.0)
+    out = _mean_over_weights(loss, w_elem, reduction)
+    return out.squeeze(0) if unbatched and reduction == "none" else out
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0):
+    """Cross-entropy of logits ``input`` (N, C, d1, ...) or (C,).
+
+    ``target`` holds class indices (N, d1, ...), or class probabilities of the input's
+    shape (a floating tensor).
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _ops.check_reduction(reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                         f"{label_smoothing}")
+    probabilities = (isinstance(target, plugrad.Tensor) and isinstance(input, plugrad.Tensor)
+                     and tuple(target.shape) == tuple(input.shape))
+    x, t, unbatched = _batched("cross_entropy", input, target, not probabilities)
+    if probabilities:
+        out = _soft_cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing)
+    else:
+        safe, valid = _ops.class_targets("cross_entropy", x, t, ignore_index)
+        w_elem, w = _ops.class_weights("cross_entropy", x, weight, safe, valid)
+        loss = _ops.cross_entropy_elementwise(x, safe, valid, w_elem, w, label_smoothing)
+        out = _mean_over_weights(loss, w_elem, reduction)
+    return out.squeeze(0) if unbatched and reduction == "none" else out
+
+
+def _soft_cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing):
+    """Cross-entropy against class probabilities (mean divides by N * d1 * ...)."""
+    if not target.dtype.is_floating_point:
+        raise TypeError(f"cross_entropy: expected a floating point target for class "
+                        f"probabilities, got {target.dtype}")
+    if ignore_index >= 0:
+        raise ValueError("ignore_index is not supported for floating point target")
+    n_classes = x.shape[1]
+    if label_smoothing:
+        target = target * (1.0 - label_smoothing) + label_smoothing / n_classes
+    terms = x.log_softmax(1) * target
+    if weight is not None:
+        terms = terms * weight.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return reduce_loss(-terms.sum(1), reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean"):
+    """BCE of probabilities ``input``; each log is clamped at -100, as in PyTorch."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _ops.check_reduction(reduction)
+    return reduce_loss(_ops.binary_cross_entropy_elementwise(input, target, weight), reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction: str = "mean", pos_weight=None):
+    """BCE of ``sigmoid(input)``, computed stably from the logits (any magnitude)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _ops.check_reduction(reduction)
+    loss = _ops.binary_cross_entropy_with_logits_elementwise(input, target, weight, pos_weight)
+    return reduce_loss(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False):
+    """``target * (log target - input)`` with ``input`` as log-probabilities (0 where the
+    target is 0); ``reduction='batchmean'`` divides the sum by the batch size."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, t = _pair("kl_div", input, target)
+    if log_target:
+        loss = t.exp() * (t - x)
+    else:
+        positive = t > 0
+        safe = plugrad.where(positive, t, 1.0)
+        loss = plugrad.where(positive, t * safe.log(), 0.0) - t * x
+    if reduction == "batchmean":
+        return loss.sum() / (x.shape[0] if x.ndim else 1)
+    return reduce_loss(loss, reduction)

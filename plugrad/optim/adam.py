@@ -1,0 +1,66 @@
+"""Adam and AdamW (decoupled weight decay), with AMSGrad and ``maximize``."""
+from __future__ import annotations
+
+import math
+
+import plugrad
+from plugrad.optim.optimizer import Optimizer, check
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam: bias-corrected first and second moment estimates of the gradient."""
+
+    _decoupled = False
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False, *, foreach=None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused=None):
+        check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+        check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize, foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable, fused=fused))
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            wd, amsgrad = group["weight_decay"], group["amsgrad"]
+            for p, g, state in self._params_with_grad(group):
+                if not state:
+                    state["exp_avg"] = plugrad.zeros_like(p)
+                    state["exp_avg_sq"] = plugrad.zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = plugrad.zeros_like(p)
+                step = self._advance_step(state)
+                if wd:
+                    if self._decoupled:
+                        p.mul_(1.0 - lr * wd)
+                    else:
+                        g = g.add(p, alpha=wd)
+                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+                exp_avg.lerp_(g, 1.0 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
+                if amsgrad:
+                    second = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
+                else:
+                    second = exp_avg_sq
+                bias_correction2_sqrt = math.sqrt(1.0 - beta2 ** step)
+                denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
+                p.addcdiv_(exp_avg, denom, value=-lr / (1.0 - beta1 ** step))
+        return loss
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: ``p *= 1 - lr * weight_decay`` before the update."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False, **kwargs):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, **kwargs)

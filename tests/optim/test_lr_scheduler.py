@@ -1,0 +1,205 @@
+"""LR schedulers: the learning rates over many steps against the closed forms, and against
+PyTorch's schedulers (when installed), plus state dicts and errors."""
+import math
+
+import pytest
+
+import plugrad
+import plugrad.optim as optim
+from plugrad.optim import lr_scheduler as S
+
+BASE = (0.1, 0.02)
+
+
+def make_opt(name="SGD", **kw):
+    groups = [{"params": [plugrad.zeros(1, requires_grad=True)], "lr": lr} for lr in BASE]
+    return getattr(optim, name)(groups, lr=BASE[0], **kw)
+
+
+def trajectory(scheduler, opt, steps):
+    """lr of each group after construction and after each step."""
+    out = [scheduler.get_last_lr()]
+    for _ in range(steps):
+        opt.step()
+        scheduler.step()
+        out.append(scheduler.get_last_lr())
+        assert out[-1] == [g["lr"] for g in opt.param_groups]
+    return out
+
+
+def one_cycle_closed(step, total, max_lr, pct=0.3, div=25.0, final_div=1e4, anneal="cos",
+                     three_phase=False):
+    initial = max_lr / div
+    low = initial / final_div
+    cos = lambda a, b, p: b + (a - b) / 2 * (math.cos(math.pi * p) + 1)  # noqa: E731
+    lin = lambda a, b, p: (b - a) * p + a  # noqa: E731
+    f = cos if anneal == "cos" else lin
+    up = pct * total - 1
+    if three_phase:
+        down = 2 * pct * total - 2
+        if step <= up:
+            return f(initial, max_lr, step / up)
+        if step <= down:
+            return f(max_lr, initial, (step - up) / (down - up))
+        return f(initial, low, (step - down) / (total - 1 - down))
+    if step <= up:
+        return f(initial, max_lr, step / up)
+    return f(max_lr, low, (step - up) / (total - 1 - up))
+
+
+CASES = {
+    "StepLR": (lambda o: S.StepLR(o, step_size=3, gamma=0.5),
+               lambda b, t: b * 0.5 ** (t // 3), 40),
+    "MultiStepLR": (lambda o: S.MultiStepLR(o, milestones=[2, 5, 5, 11], gamma=0.3),
+                    lambda b, t: b * 0.3 ** sum(t >= m for m in [2, 5, 5, 11]), 30),
+    "ExponentialLR": (lambda o: S.ExponentialLR(o, gamma=0.9),
+                      lambda b, t: b * 0.9 ** t, 50),
+    "CosineAnnealingLR": (lambda o: S.CosineAnnealingLR(o, T_max=10, eta_min=0.001),
+                          lambda b, t: 0.001 + (b - 0.001) * (1 + math.cos(math.pi * t / 10)) / 2,
+                          45),
+    "LambdaLR": (lambda o: S.LambdaLR(o, lambda e: 1 / (1 + e)), lambda b, t: b / (1 + t), 30),
+    "LinearLR": (lambda o: S.LinearLR(o, start_factor=0.25, end_factor=0.9, total_iters=8),
+                 lambda b, t: b * (0.25 + 0.65 * min(t, 8) / 8), 20),
+    "OneCycleLR-cos": (lambda o: S.OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=50),
+                       None, 49),
+    "OneCycleLR-linear-3": (lambda o: S.OneCycleLR(o, max_lr=1.0, epochs=4,
+                                                   steps_per_epoch=10, pct_start=0.25,
+                                                   anneal_strategy="linear",
+                                                   three_phase=True), None, 39),
+}
+
+
+def closed_form(name, group, base, t):
+    if name == "OneCycleLR-cos":
+        return one_cycle_closed(t, 50, [1.0, 0.5][group])
+    if name == "OneCycleLR-linear-3":
+        return one_cycle_closed(t, 40, 1.0, pct=0.25, anneal="linear", three_phase=True)
+    return CASES[name][1](base, t)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_schedule_matches_closed_form(name):
+    make, _, steps = CASES[name]
+    opt = make_opt()
+    lrs = trajectory(make(opt), opt, steps)
+    for t, values in enumerate(lrs):
+        for g, (lr, base) in enumerate(zip(values, BASE)):
+            assert lr == pytest.approx(closed_form(name, g, base, t), rel=1e-9, abs=1e-15), t
+
+
+TORCH_CASES = {
+    "StepLR": dict(step_size=3, gamma=0.5),
+    "MultiStepLR": dict(milestones=[2, 5, 5, 11], gamma=0.3),
+    "ExponentialLR": dict(gamma=0.9),
+    "CosineAnnealingLR": dict(T_max=7, eta_min=0.001),
+    "LambdaLR": dict(lr_lambda=lambda e: 0.95 ** e + 0.1),
+    "LinearLR": dict(start_factor=0.1, total_iters=6),
+    "OneCycleLR": dict(max_lr=0.5, total_steps=60, pct_start=0.4),
+    "OneCycleLR-3": dict(max_lr=[0.5, 0.2], total_steps=60, three_phase=True,
+                         anneal_strategy="linear"),
+}
+
+
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+@pytest.mark.parametrize("name", sorted(TORCH_CASES))
+def test_schedule_matches_pytorch(name, optimizer):
+    torch = pytest.importorskip("torch")
+    kw = TORCH_CASES[name]
+    cls = name.split("-")[0]
+    extra = {"momentum": 0.9} if optimizer == "SGD" else {}
+    steps = 59 if cls == "OneCycleLR" else 40
+    opt = make_opt(optimizer, **extra)
+    sched = getattr(S, cls)(opt, **kw)
+    tgroups = [{"params": [torch.zeros(1, requires_grad=True)], "lr": lr} for lr in BASE]
+    topt = getattr(torch.optim, optimizer)(tgroups, lr=BASE[0], **extra)
+    tsched = getattr(torch.optim.lr_scheduler, cls)(topt, **kw)
+    key = "momentum" if optimizer == "SGD" else "betas"
+    for step in range(steps + 1):
+        if step:
+            opt.step()
+            sched.step()
+            topt.step()
+            tsched.step()
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12), step
+        for g, tg in zip(opt.param_groups, topt.param_groups):  # OneCycleLR cycles these
+            assert g[key] == pytest.approx(tg[key], rel=1e-12), step
+
+
+def test_cosine_restarts_rise_back_after_t_max():
+    opt = make_opt()
+    lrs = [v[0] for v in trajectory(S.CosineAnnealingLR(opt, T_max=4), opt, 8)]
+    assert lrs[4] == pytest.approx(0.0, abs=1e-15) and lrs[8] == pytest.approx(0.1)
+
+
+def test_state_dict_round_trip():
+    opt = make_opt()
+    sched = S.StepLR(opt, step_size=2, gamma=0.5)
+    trajectory(sched, opt, 5)
+    sd = sched.state_dict()
+    assert "optimizer" not in sd and sd["last_epoch"] == 5 and sd["base_lrs"] == list(BASE)
+    opt2 = make_opt()
+    sched2 = S.StepLR(opt2, step_size=10, gamma=0.1)
+    sched2.load_state_dict(sd)
+    assert sched2.step_size == 2 and sched2.last_epoch == 5
+    opt2.load_state_dict(opt.state_dict())
+    sched.step()
+    sched2.step()
+    assert sched2.get_last_lr() == sched.get_last_lr() == [0.1 * 0.5 ** 3, 0.02 * 0.5 ** 3]
+
+
+def test_lambda_state_dict_skips_functions_keeps_callable_objects():
+    class Warmup:
+        def __init__(self):
+            self.factor = 2.0
+
+        def __call__(self, epoch):
+            return self.factor * epoch
+
+    opt = make_opt()
+    fn = Warmup()
+    sched = S.LambdaLR(opt, [fn, lambda e: 1.0])
+    fn.factor = 3.0
+    sd = sched.state_dict()
+    assert sd["lr_lambdas"] == [{"factor": 3.0}, None]
+    fn2 = Warmup()
+    sched2 = S.LambdaLR(make_opt(), [fn2, lambda e: 1.0])
+    sched2.load_state_dict(sd)
+    assert fn2.factor == 3.0
+    with pytest.raises(ValueError, match="Expected 2 lr_lambdas, but got 1"):
+        S.LambdaLR(opt, [fn])
+
+
+def test_step_with_epoch_uses_closed_form():
+    opt = make_opt()
+    sched = S.ExponentialLR(opt, gamma=0.5)
+    with pytest.warns(UserWarning, match="epoch parameter"):
+        sched.step(3)
+    assert sched.get_last_lr() == [0.1 * 0.125, 0.02 * 0.125]
+
+
+def test_resuming_needs_initial_lr():
+    with pytest.raises(KeyError, match="param 'initial_lr' is not specified in param_groups"):
+        S.StepLR(make_opt(), step_size=1, last_epoch=3)
+
+
+def test_scheduler_errors():
+    opt = make_opt()
+    with pytest.raises(ValueError, match="Starting multiplicative factor"):
+        S.LinearLR(opt, start_factor=0.0)
+    with pytest.raises(ValueError, match="Ending multiplicative factor"):
+        S.LinearLR(opt, end_factor=1.5)
+    with pytest.raises(ValueError, match="total_steps OR"):
+        S.OneCycleLR(opt, max_lr=1.0)
+    with pytest.raises(ValueError, match="pct_start"):
+        S.OneCycleLR(opt, max_lr=1.0, total_steps=10, pct_start=1.5)
+    with pytest.raises(ValueError, match="anneal_strategy must be one of"):
+        S.OneCycleLR(opt, max_lr=1.0, total_steps=10, anneal_strategy="step")
+    with pytest.raises(ValueError, match="must support momentum or beta1"):
+        S.OneCycleLR(make_opt("Adagrad"), max_lr=1.0, total_steps=10)
+    sched = S.OneCycleLR(make_opt(), max_lr=1.0, total_steps=2)
+    sched.step()
+    sched.step()
+    with pytest.raises(ValueError, match="Tried to step 3 times"):
+        sched.step()
+    with pytest.raises(TypeError, match="is not an Optimizer"):
+        S.StepLR(object(), step_size=1)
