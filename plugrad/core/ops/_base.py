@@ -162,9 +162,10 @@ def _coerce(value, like: Tensor) -> Tensor:
 
 def _scalar_as(value, dtype):
     """A Python scalar in the form the result dtype wants (``True * 1.5`` is a float op)."""
-    if dtype.kind == "f":
-        return float(value)
-    if dtype.kind in "iu":
+    kind = dtype.kind
+    if kind == "f":
+        return value if type(value) is float else float(value)
+    if kind in "iu":
         return int(value)
     return bool(value)
 
@@ -186,6 +187,8 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     gshape = g._data.shape
     if gshape == shape:
         return g
+    if not shape:  # a scalar operand: everything sums into it
+        return _ops.reduction.sum(g)
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)

@@ -360,7 +360,7 @@ def bitwise_xor(a, b):
 
 
 def _is_bool(v) -> bool:
-    return isinstance(v, bool) or (isinstance(v, Tensor) and v.dtype is _dt.bool_)
+    return v.dtype is _dt.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
 
 
 def logical_not(x):
