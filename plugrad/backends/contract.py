@@ -357,9 +357,14 @@ class Backend(abc.ABC):
         0.0, not 1.0, and the error can exceed ``|b|``): the rounding of ``(a // b) * b`` is
         lost, and recovering it needs an exact product. A backend with ``fmod`` overrides this.
         """
-        out = self.sub(a, self.mul(self.floordiv(a, b), b))
         like = b if _is_scalar(a) else a
-        if not _is_floating(self.dtype_of(like)) or _is_scalar(b) and math.isfinite(b):
+        dtype = self.dtype_of(like)
+        if dtype in ("float16", "float32") and "float64" in self.dtypes:
+            # Narrow floats: in float64 the product (a // b) * b is exact, so is the result.
+            wide = [v if _is_scalar(v) else self.astype(v, "float64") for v in (a, b)]
+            return self.astype(self.remainder(*wide), dtype)
+        out = self.sub(a, self.mul(self.floordiv(a, b), b))
+        if not _is_floating(dtype) or _is_scalar(b) and math.isfinite(b):
             return out
         a, b = self._as_array(a, like), self._as_array(b, like)
         by_inf = self.logical_and(self.eq(self.abs(b), math.inf),
@@ -517,6 +522,120 @@ class Backend(abc.ABC):
             return out
         drop = range(len(x.shape)) if axes is None else axes
         return self.reshape(out, tuple(n for d, n in enumerate(x.shape) if d not in drop))
+
+    # ------------------------------------------------------------------ nn kernels
+    # Geometry arguments of the 2-D window kernels: ``kernel``, ``stride``, ``dilation`` are
+    # ``(h, w)`` pairs of ints; ``padding`` is ``((top, bottom), (left, right))``; inputs are
+    # ``(N, C, H, W)`` and the core has checked that at least one window fits.
+
+    def unfold2d(self, x, kernel, stride, padding, dilation, value=0):
+        """Sliding windows (im2col) of ``x`` padded with ``value``: ``(N, C, kh, kw, OH, OW)``
+        where ``out[n, c, i, j, p, q] = padded[n, c, p*sh + i*dh, q*sw + j*dw]``."""
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        xp = self.pad(x, ((0, 0), (0, 0)) + tuple(padding), value)
+        n, c, hp, wp = xp.shape
+        oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+        taps = []
+        for i in range(kh):
+            for j in range(kw):
+                key = (slice(0, n, 1), slice(0, c, 1),
+                       slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+                       slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+                taps.append(self.reshape(self.slice(xp, key), (n, c, 1, oh, ow)))
+        cols = taps[0] if len(taps) == 1 else self.concat(taps, 2)
+        return self.reshape(cols, (n, c, kh, kw, oh, ow))
+
+    def fold2d(self, cols, input_hw, kernel, stride, padding, dilation):
+        """The adjoint of :meth:`unfold2d` (col2im): each window value of ``cols``
+        ``(N, C, kh, kw, OH, OW)`` is added back to its position in an ``(N, C, H, W)`` array."""
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        (pt, pb), (pl, pr) = padding
+        n, c, _, _, oh, ow = cols.shape
+        hp, wp = input_hw[0] + pt + pb, input_hw[1] + pl + pr
+        out = self.full((n, c, hp, wp), 0, self.dtype_of(cols), None)
+        for i in range(kh):
+            for j in range(kw):
+                key = (slice(0, n, 1), slice(0, c, 1),
+                       slice(i * dh, i * dh + sh * (oh - 1) + 1, sh),
+                       slice(j * dw, j * dw + sw * (ow - 1) + 1, sw))
+                tap = self.reshape(self.slice(cols, (slice(0, n, 1), slice(0, c, 1),
+                                                     slice(i, i + 1, 1), slice(j, j + 1, 1))),
+                                   (n, c, oh, ow))
+                out = self.assign(out, key, self.add(self.slice(out, key), tap))
+        return self.slice(out, (slice(0, n, 1), slice(0, c, 1), slice(pt, pt + input_hw[0], 1),
+                                slice(pl, pl + input_hw[1], 1)))
+
+    def conv2d(self, x, w, stride, padding, dilation, groups):
+        """Cross-correlation of ``x`` ``(N, C, H, W)`` with ``w`` ``(O, C/groups, kh, kw)``
+        (no bias): ``(N, O, OH, OW)``; im2col and one batched matmul per group."""
+        o, cg, kh, kw = w.shape
+        cols = self.unfold2d(x, (kh, kw), stride, padding, dilation)
+        n, _, _, _, oh, ow = cols.shape
+        cols = self.reshape(cols, (n, groups, cg * kh * kw, oh * ow))
+        wm = self.reshape(w, (1, groups, o // groups, cg * kh * kw))
+        return self.reshape(self.matmul(wm, cols), (n, o, oh, ow))
+
+    def conv2d_grad_input(self, g, w, input_hw, stride, padding, dilation, groups):
+        """Gradient of :meth:`conv2d` w.r.t. its input, given the output gradient ``g``."""
+        o, cg, kh, kw = w.shape
+        n, _, oh, ow = g.shape
+        gm = self.reshape(g, (n, groups, o // groups, oh * ow))
+        wt = self.permute(self.reshape(w, (1, groups, o // groups, cg * kh * kw)), (0, 1, 3, 2))
+        cols = self.reshape(self.matmul(wt, gm), (n, groups * cg, kh, kw, oh, ow))
+        return self.fold2d(cols, input_hw, (kh, kw), stride, padding, dilation)
+
+    def conv2d_grad_weight(self, g, x, weight_shape, stride, padding, dilation, groups):
+        """Gradient of :meth:`conv2d` w.r.t. its weight of ``weight_shape``."""
+        o, cg, kh, kw = weight_shape
+        cols = self.unfold2d(x, (kh, kw), stride, padding, dilation)
+        n, _, _, _, oh, ow = cols.shape
+        cols = self.permute(self.reshape(cols, (n, groups, cg * kh * kw, oh * ow)), (0, 1, 3, 2))
+        gm = self.reshape(g, (n, groups, o // groups, oh * ow))
+        return self.reshape(self.sum(self.matmul(gm, cols), (0,), False), weight_shape)
+
+    def max_pool2d(self, x, kernel, stride, padding, dilation):
+        """Window maxima of ``x`` padded with ``-inf``, and the int64 index of each maximum
+        (the first one) into the flattened ``H * W`` input plane: ``(out, indices)``."""
+        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+        (pt, _), (pl, _) = padding
+        _, _, h, w = x.shape
+        cols = self.unfold2d(x, kernel, stride, padding, dilation, -math.inf)
+        n, c, _, _, oh, ow = cols.shape
+        cols = self.reshape(cols, (n, c, kh * kw, oh, ow))
+        tap = self.argmax(cols, 2, False)
+        ki = self.floordiv(tap, kw)
+        kj = self.sub(tap, self.mul(ki, kw))
+        rows = self.reshape(self.arange(0, oh * sh, sh, "int64", None), (oh, 1))
+        colsi = self.reshape(self.arange(0, ow * sw, sw, "int64", None), (1, ow))
+        r = self.add(self.sub(rows, pt), self.mul(ki, dh))
+        q = self.add(self.sub(colsi, pl), self.mul(kj, dw))
+        return self.max(cols, (2,), False), self.add(self.mul(r, w), q)
+
+    def layer_norm(self, x, weight, bias, n_axes: int, eps: float):
+        """Normalise ``x`` over its last ``n_axes`` dims, then scale and shift by ``weight`` and
+        ``bias`` (either may be None): ``(y, mean, rstd)``, the statistics kept with dims."""
+        axes = tuple(range(len(x.shape) - n_axes, len(x.shape)))
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        mean = self.div(self.sum(x, axes, True), count)
+        d = self.sub(x, mean)
+        var = self.div(self.sum(self.mul(d, d), axes, True), count)
+        rstd = self.div(1.0, self.sqrt(self.add(var, eps)))
+        y = self.mul(d, rstd)
+        if weight is not None:
+            y = self.mul(y, weight)
+        if bias is not None:
+            y = self.add(y, bias)
+        return y, mean, rstd
+
+    def gelu(self, x, approximate: str):
+        """GELU: ``x * Phi(x)`` with the exact ``erf`` form, or its ``"tanh"`` approximation."""
+        if approximate == "tanh":
+            inner = self.mul(self.add(x, self.mul(self.mul(self.mul(x, x), x), 0.044715)),
+                             math.sqrt(2.0 / math.pi))
+            return self.mul(self.mul(x, 0.5), self.add(self.tanh(inner), 1.0))
+        return self.mul(self.mul(x, 0.5), self.add(self.erf(self.mul(x, math.sqrt(0.5))), 1.0))
 
     # ------------------------------------------------------------------ composite helpers
     def _invert(self, x):

@@ -833,6 +833,84 @@ def case_logsumexp():
                 check(B.logsumexp(ref(x), axes, keepdims), want, dtype, rtol=RTOL[dtype] * 4)
 
 
+@optional
+def case_unfold2d():
+    x = rand((1, 2, 4, 5), "float64")
+    got = B.unfold2d(ref(x), (2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2))
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 0), (0, 1)))
+    want = np.stack([np.stack([xp[:, :, i:i + 4:2, 2 * j:2 * j + 4] for j in range(2)], 2)
+                     for i in range(2)], 2)
+    check(got, want)
+
+
+@optional
+def case_fold2d():  # the adjoint of unfold2d: <unfold(x), y> == <x, fold(y)>
+    x, y = rand((1, 2, 4, 5), "float64"), rand((1, 2, 2, 2, 2, 4), "float64")
+    geom = ((2, 2), (2, 1), ((1, 0), (0, 1)), (1, 2))
+    cols = B.to_numpy(B.unfold2d(ref(x), *geom))
+    back = B.to_numpy(B.fold2d(ref(y), (4, 5), *geom))
+    assert np.isclose((cols * y).sum(), (x * back).sum())
+
+
+@optional
+def case_conv2d():
+    x, w = rand((2, 2, 4, 4), "float64"), rand((4, 1, 2, 2), "float64")
+    got = B.to_numpy(B.conv2d(ref(x), ref(w), (1, 1), ((0, 0), (0, 0)), (1, 1), 2))
+    want = np.zeros((2, 4, 3, 3))
+    for o in range(4):
+        for i in range(3):
+            for j in range(3):
+                want[:, o, i, j] = (x[:, o // 2, i:i + 2, j:j + 2] * w[o, 0]).sum((1, 2))
+    np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+@optional
+def case_conv2d_grad_input():  # adjoint: <conv(x, w), g> == <x, grad_input(g, w)>
+    x, w, g = rand((1, 2, 4, 4), "float64"), rand((3, 2, 2, 2), "float64"), rand((1, 3, 2, 3), "float64")
+    geom = ((2, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    y = B.to_numpy(B.conv2d(ref(x), ref(w), *geom))
+    gx = B.to_numpy(B.conv2d_grad_input(ref(g), ref(w), (4, 4), *geom))
+    assert np.isclose((y * g).sum(), (x * gx).sum())
+
+
+@optional
+def case_conv2d_grad_weight():
+    x, w, g = rand((1, 2, 4, 4), "float64"), rand((3, 2, 2, 2), "float64"), rand((1, 3, 2, 3), "float64")
+    geom = ((2, 1), ((0, 0), (0, 0)), (1, 1), 1)
+    y = B.to_numpy(B.conv2d(ref(x), ref(w), *geom))
+    gw = B.to_numpy(B.conv2d_grad_weight(ref(g), ref(x), (3, 2, 2, 2), *geom))
+    assert np.isclose((y * g).sum(), (w * gw).sum())
+
+
+@optional
+def case_max_pool2d():
+    x = rand((1, 1, 4, 4), "float64")
+    out, idx = B.max_pool2d(ref(x), (2, 2), (2, 2), ((0, 0), (0, 0)), (1, 1))
+    check(out, x.reshape(1, 1, 2, 2, 2, 2).max((3, 5)))
+    flat = x.reshape(-1)
+    check(ref(flat[B.to_numpy(idx).reshape(-1)].reshape(1, 1, 2, 2)), B.to_numpy(out))
+
+
+@optional
+def case_layer_norm():
+    x, w, b = rand((2, 3), "float64"), rand((3,), "float64"), rand((3,), "float64")
+    y, mean, rstd = B.layer_norm(ref(x), ref(w), ref(b), 1, 1e-5)
+    m, v = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+    np.testing.assert_allclose(B.to_numpy(y), (x - m) / np.sqrt(v + 1e-5) * w + b, atol=1e-12)
+    np.testing.assert_allclose(B.to_numpy(rstd), 1 / np.sqrt(v + 1e-5), atol=1e-12)
+
+
+@optional
+def case_gelu():
+    x = np.linspace(-5, 5, 11)
+    erf = np.vectorize(math.erf)
+    np.testing.assert_allclose(B.to_numpy(B.gelu(ref(x), "none")),
+                               0.5 * x * (1 + erf(x / math.sqrt(2))), atol=1e-14)
+    c = math.sqrt(2 / math.pi)
+    np.testing.assert_allclose(B.to_numpy(B.gelu(ref(x), "tanh")),
+                               0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))), atol=1e-14)
+
+
 # ====================================================================== the contract's composites
 class CompositeBackend(ReferenceBackend):
     """The reference's primitives with every optional kernel left to the contract's composite,

@@ -247,3 +247,5 @@ def _argsort(x, axis, descending):
 
 
 NumPyBackend.argsort = staticmethod(_argsort)
+
+from plugrad.backends.numpy import nn_kernels  # noqa: E402,F401 - installs the fused nn kernels

@@ -1,0 +1,272 @@
+"""``plugrad.nn.functional``: PyTorch's ``torch.nn.functional``.
+
+Layers with a fused kernel (linear, conv, pooling, layer norm, GELU, softmax) come from the
+core's one-node ops; the rest are short compositions of public Tensor ops.
+"""
+from __future__ import annotations
+
+import math
+
+import plugrad
+from plugrad.core.ops.nn_ops import (adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, gelu,
+                                     layer_norm, linear, max_pool2d)
+from plugrad.core.ops.nn_ops import fold2d as _fold2d
+from plugrad.core.ops.nn_ops import unfold2d as _unfold2d
+from plugrad.core.ops.nn_ops import window_geometry as _window_geometry
+from plugrad.core.ops.shape import pad
+from plugrad.nn.functional_losses import *  # noqa: F401,F403 - the loss functions
+from plugrad.nn.functional_losses import __all__ as _losses_all
+
+__all__ = ["linear", "bilinear", "conv1d", "conv2d", "unfold", "fold", "max_pool2d",
+           "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "dropout",
+           "embedding", "relu", "relu_", "leaky_relu", "gelu", "silu", "sigmoid", "tanh",
+           "softmax", "log_softmax", "softplus", "pad", "one_hot", "normalize",
+           "scaled_dot_product_attention", "elu", "hardtanh", "relu6", "mish", "softsign",
+           "glu", "logsigmoid", "causal_mask"] + list(_losses_all)
+
+
+# ====================================================================== activations
+def relu(x, inplace: bool = False):
+    return x.relu_() if inplace else x.relu()
+
+
+def relu_(x):
+    return x.relu_()
+
+
+def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
+    out = plugrad.where(x > 0, x, x * negative_slope)
+    return x.copy_(out) if inplace else out
+
+
+def elu(x, alpha: float = 1.0, inplace: bool = False):
+    out = plugrad.where(x > 0, x, (x.clamp_max(0.0).expm1()) * alpha)
+    return x.copy_(out) if inplace else out
+
+
+def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    out = x.clamp(min_val, max_val)
+    return x.copy_(out) if inplace else out
+
+
+def relu6(x, inplace: bool = False):
+    return hardtanh(x, 0.0, 6.0, inplace)
+
+
+def silu(x, inplace: bool = False):
+    out = x * x.sigmoid()
+    return x.copy_(out) if inplace else out
+
+
+def mish(x, inplace: bool = False):
+    out = x * softplus(x).tanh()
+    return x.copy_(out) if inplace else out
+
+
+def sigmoid(x):
+    return x.sigmoid()
+
+
+def tanh(x):
+    return x.tanh()
+
+
+def softsign(x):
+    return x / (x.abs() + 1.0)
+
+
+def logsigmoid(x):
+    return -softplus(-x)
+
+
+def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+    """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (PyTorch's rule)."""
+    bx = x * beta
+    soft = (bx.clamp_max(threshold).exp().log1p()) / beta
+    return plugrad.where(bx > threshold, x, soft)
+
+
+def glu(x, dim: int = -1):
+    a, b = x.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def softmax(x, dim=None, _stacklevel=3, dtype=None):
+    return plugrad.softmax(x, dim, dtype=dtype)
+
+
+def log_softmax(x, dim=None, _stacklevel=3, dtype=None):
+    return plugrad.log_softmax(x, dim, dtype=dtype)
+
+
+# ====================================================================== linear layers
+def bilinear(x1, x2, weight, bias=None):
+    """``y_k = x1 @ W_k @ x2 + b_k`` for ``weight`` of shape ``(out, in1, in2)``."""
+    if weight.ndim != 3 or x1.shape[-1] != weight.shape[1] or x2.shape[-1] != weight.shape[2]:
+        raise plugrad.ShapeError(f"bilinear: inputs {list(x1.shape)} and {list(x2.shape)} do "
+                                 f"not match weight {list(weight.shape)} (out, in1, in2)")
+    y = plugrad.einsum("...i,oij,...j->...o", x1, weight, x2)
+    return y + bias if bias is not None else y
+
+
+# ====================================================================== windows
+def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: ``(N, C * kh * kw, L)`` blocks of a 4-D input (``torch.nn.functional.unfold``)."""
+    kernel, stride, pads, dilation = _window_geometry("unfold", kernel_size, stride, padding,
+                                                      dilation)
+    cols = _unfold2d(x, kernel, stride, pads, dilation)
+    n, c, kh, kw, oh, ow = cols.shape
+    return cols.reshape(n, c * kh * kw, oh * ow)
+
+
+def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im, the adjoint of :func:`unfold`: sums blocks back into ``(N, C, *output_size)``."""
+    kernel, stride, pads, dilation = _window_geometry("fold", kernel_size, stride, padding,
+                                                      dilation)
+    hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    oh = (hw[0] + sum(pads[0]) - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+    ow = (hw[1] + sum(pads[1]) - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+    n, ck, l_ = x.shape
+    c = ck // (kernel[0] * kernel[1])
+    if c * kernel[0] * kernel[1] != ck or oh * ow != l_:
+        raise plugrad.ShapeError(f"fold: input of shape {list(x.shape)} does not match "
+                                 f"kernel_size {kernel} and output_size {hw} ({oh * ow} blocks)")
+    return _fold2d(x.reshape(n, c, kernel[0], kernel[1], oh, ow), hw, kernel, stride, pads,
+                   dilation)
+
+
+# ====================================================================== normalisation
+def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise over every dim but the channel dim (1). In training, batch statistics are
+    used and the running ones updated in place (unbiased variance, as in PyTorch)."""
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
+                         f"{x.ndim}-D input of shape {list(x.shape)}")
+    c = x.shape[1]
+    axes = (0,) + tuple(range(2, x.ndim))
+    view = (1, c) + (1,) * (x.ndim - 2)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise ValueError(f"batch_norm: {name} should have shape [{c}] (the channel count "
+                             f"of input {list(x.shape)}), got {list(t.shape)}")
+    if training:
+        count = x.numel() // c
+        if count <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got "
+                             f"input size {list(x.shape)}")
+        mean = x.mean(axes, keepdim=True)
+        var = (x - mean).square().mean(axes, keepdim=True)
+        if running_mean is not None:
+            with plugrad.no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.detach().reshape(c) * momentum)
+                running_var.mul_(1 - momentum).add_(
+                    var.detach().reshape(c) * (momentum * count / (count - 1)))
+    else:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are required when "
+                             "training=False")
+        mean, var = running_mean.reshape(view), running_var.reshape(view)
+    y = (x - mean) * (var + eps).rsqrt()
+    if weight is not None:
+        y = y * weight.reshape(view)
+    if bias is not None:
+        y = y + bias.reshape(view)
+    return y
+
+
+def normalize(x, p: float = 2.0, dim: int = 1, eps: float = 1e-12):
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    return x / x.norm(p, dim, keepdim=True).clamp_min(eps)
+
+
+# ====================================================================== dropout, embedding
+def dropout(x, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        out = x * 0.0
+    else:
+        keep = (plugrad.rand(tuple(x.shape), dtype=x.dtype, device=x.device) >= p)
+        out = x * (keep.to(x.dtype) * (1.0 / (1.0 - p)))
+    return x.copy_(out) if inplace else out
+
+
+def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` picked by the integer ``x``; the ``padding_idx`` row gets no grad."""
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
+                                  "supported")
+    if x.dtype.is_floating_point or x.dtype == plugrad.bool:
+        raise TypeError(f"embedding: Expected tensor for argument #1 'indices' to have one of "
+                        f"the following scalar types: Long, Int; but got {x.dtype} instead")
+    n = weight.shape[0]
+    if x.numel() and (int(x.max()) >= n or int(x.min()) < -n):
+        raise IndexError(f"embedding: index out of range in self (indices must be in "
+                         f"[0, {n}), got values in [{int(x.min())}, {int(x.max())}])")
+    idx = x.reshape(-1).long()
+    idx = plugrad.where(idx < 0, idx + n, idx)
+    out = weight.index_select(0, idx).reshape(tuple(x.shape) + (weight.shape[1],))
+    if padding_idx is not None and weight.requires_grad:
+        pad_idx = padding_idx % n
+        keep = (x != pad_idx).unsqueeze(-1)
+        out = plugrad.where(keep, out, out.detach())
+    return out
+
+
+def one_hot(x, num_classes: int = -1):
+    if x.dtype.is_floating_point or x.dtype == plugrad.bool:
+        raise TypeError("one_hot is only applicable to index tensor of integer dtype")
+    if num_classes < 0:
+        num_classes = int(x.max()) + 1 if x.numel() else 0
+    elif x.numel() and int(x.max()) >= num_classes:
+        raise RuntimeError(f"one_hot: Class values must be smaller than num_classes "
+                           f"({num_classes}), got {int(x.max())}")
+    if x.numel() and int(x.min()) < 0:
+        raise RuntimeError("one_hot: Class values must be non-negative.")
+    classes = plugrad.arange(num_classes, device=x.device)
+    return (x.unsqueeze(-1) == classes).long()
+
+
+# ====================================================================== attention
+def causal_mask(lq: int, lk: int, device=None):
+    """Bool ``(lq, lk)``: True where query i may attend to key j (j <= i)."""
+    return (plugrad.arange(lq, device=device).unsqueeze(1)
+            >= plugrad.arange(lk, device=device).unsqueeze(0))
+
+
+def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """``softmax(q k^T * scale + mask) v`` and the attention weights."""
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise plugrad.ShapeError(f"scaled_dot_product_attention: query {list(q.shape)}, key "
+                                 f"{list(k.shape)} and value {list(v.shape)} do not fit "
+                                 f"(need query[..., E], key[..., S, E], value[..., S, Ev])")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q * scale) @ k.transpose(-2, -1)
+    lq, lk = q.shape[-2], k.shape[-2]
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: explicit attn_mask should not be "
+                             "set when is_causal=True")
+        attn_mask = causal_mask(lq, lk, q.device)
+    if attn_mask is not None:
+        if attn_mask.dtype == plugrad.bool:
+            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = plugrad.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    return weights @ v, weights
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """Attention as in ``torch.nn.functional.scaled_dot_product_attention``; a boolean mask
+    is True where attending is allowed, a float mask is added to the scores."""
+    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
