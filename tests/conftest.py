@@ -1,27 +1,37 @@
-"""Shared fixtures: every test that takes ``device`` runs on each available backend."""
+"""Shared fixtures: every test that takes ``device`` runs on each built-in backend.
+
+``cuda`` is always a parameter: without CuPy or a GPU its tests skip, saying why.
+"""
 import pytest
 
 import plugrad
 from plugrad.core.registry import get_registry
 
 
-def available_devices():
-    """Device types of the built-in backends that can run here (``cuda`` only with a GPU).
+def builtin_devices():
+    """``(device_type, reason_unavailable)`` for each built-in backend.
 
     Third-party backends installed in the environment are checked by the conformance
     suite (plugrad.testing), not by the project's own tests.
     """
     registry = get_registry()
-    return [t.device_type for t in registry.available_tables()
-            if registry.origins.get(t.device_type) == "built-in"]
+    out = []
+    for device_type, backend in sorted(registry.backends.items()):
+        if registry.origins.get(device_type) != "built-in":
+            continue
+        reason = "" if backend.is_available() else backend.unavailable_reason()
+        out.append((device_type, reason))
+    return out
 
 
-DEVICES = available_devices()
+BUILTIN = builtin_devices()
+DEVICES = [d for d, reason in BUILTIN if not reason]
 
 
-@pytest.fixture(params=DEVICES)
+@pytest.fixture(params=[pytest.param(d, marks=pytest.mark.skipif(
+    bool(reason), reason=f"device {d!r} unavailable: {reason}")) for d, reason in BUILTIN])
 def device(request):
-    """A device type string: ``cpu``, ``ref`` (and ``cuda`` where a GPU is present)."""
+    """A device type string: ``cpu``, ``ref``, and ``cuda`` (skipped without a GPU)."""
     return request.param
 
 
@@ -32,5 +42,6 @@ def _seeded():
 
 
 def pytest_report_header(config):
-    missing = [] if "cuda" in DEVICES else ["cuda (no CuPy/GPU here: cuda tests are skipped)"]
-    return [f"plugrad devices under test: {', '.join(DEVICES)}"] + missing
+    lines = [f"plugrad devices under test: {', '.join(DEVICES)}"]
+    lines += [f"skipping device {d}: {reason}" for d, reason in BUILTIN if reason]
+    return lines
