@@ -3,9 +3,10 @@ from plugrad.data.collate import default_collate, default_convert
 from plugrad.data.dataloader import DataLoader
 from plugrad.data.dataset import (ConcatDataset, Dataset, IterableDataset, Subset,
                                   TensorDataset, random_split)
+from plugrad.data.distributed import DistributedSampler
 from plugrad.data.sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
                                   SubsetRandomSampler)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
            "random_split", "DataLoader", "default_collate", "default_convert", "Sampler",
-           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DistributedSampler"]

@@ -3,7 +3,7 @@
 Built on the public core only (``plugrad``, ``plugrad.autograd``) and the core's fused ops
 re-exported by :mod:`plugrad.nn.functional`; it never sees a backend.
 """
-from plugrad.nn import functional, init, utils  # noqa: F401
+from plugrad.nn import functional, init, parallel, utils  # noqa: F401
 from plugrad.nn.modules import *  # noqa: F401,F403
 from plugrad.nn.losses import *  # noqa: F401,F403
 from plugrad.nn.losses import __all__ as _losses_all

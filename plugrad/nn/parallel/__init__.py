@@ -1,0 +1,6 @@
+"""``plugrad.nn.parallel``: data-parallel wrappers (``torch.nn.parallel``)."""
+from plugrad.nn.parallel.distributed import DistributedDataParallel
+
+DDP = DistributedDataParallel
+
+__all__ = ["DistributedDataParallel", "DDP"]
