@@ -1,14 +1,25 @@
-"""``python -m plugrad info [--verbose]``: what this installation can run, and why not.
+"""``python -m plugrad info [--verbose]`` and ``python -m plugrad demo [options]``.
 
-Lists the versions that matter, every registered backend (device type, availability, where
-it came from) and every plugin that failed to load, so a bug report can paste one output.
+``info`` lists the versions that matter, every registered backend (device type,
+availability, where it came from) and every plugin that failed to load, so a bug report can
+paste one output.
+
+``demo`` trains the small CNN of ``examples/train_digits.py`` on the 8x8 digits shipped in
+``examples/data/digits.npz`` (on plugrad's default device unless ``--device`` says
+otherwise) and prints the final test accuracy; every option of that example can be
+passed (``python -m plugrad demo --help``). The examples live in the repository, next to
+the package, so the demo needs a checkout (``pip install -e .``); it needs neither tqdm nor
+matplotlib (with tqdm installed it shows a progress bar).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 
 def _versions() -> list[str]:
@@ -63,7 +74,66 @@ def info(verbose: bool = False) -> str:
     return "\n".join(_versions() + _backend_lines(reg, verbose) + _failure_lines(reg))
 
 
+EXAMPLES_ENV = "PLUGRAD_EXAMPLES_DIR"
+
+# Run in a fresh interpreter: the demo's BLAS products are tiny, and OpenBLAS's worker
+# threads (fixed once NumPy is loaded, as it is here) slow them down many times over on a
+# busy machine, so the child starts with one BLAS thread unless the user chose otherwise.
+_DEMO_CHILD = """
+import sys
+sys.path.insert(0, sys.argv[1])
+sys.argv[0] = "python -m plugrad demo"
+import train_digits
+try:
+    metrics = train_digits.main(sys.argv[2:])
+except FileNotFoundError as exc:
+    sys.exit(f"python -m plugrad demo: {exc}")
+print(f"plugrad demo: final test accuracy {100 * metrics['test_accuracy']:.2f}% "
+      f"on {metrics['test_size']} held-out digits ({metrics['device']}, "
+      f"{metrics['epochs']} epochs, {metrics['seconds']:.1f} s)")
+"""
+
+
+def examples_dir() -> Path:
+    """The repository's ``examples/`` folder: ``$PLUGRAD_EXAMPLES_DIR``, or the one next to
+    the package in a checkout (an editable install)."""
+    override = os.environ.get(EXAMPLES_ENV)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parent.parent / "examples"
+
+
+def demo(argv: list[str]) -> int:
+    """``python -m plugrad demo [train_digits options]``: train the digits CNN, print the
+    final test accuracy; returns the exit status."""
+    where = examples_dir()
+    script = where / "train_digits.py"
+    data = where / "data" / "digits.npz"
+    user_data = any(a == "--data" or a.startswith("--data=") for a in argv)
+    wants_help = any(a in ("-h", "--help") for a in argv)
+    missing = [p for p in (script, None if user_data or wants_help else data)
+               if p is not None and not p.is_file()]
+    if missing:
+        print(f"python -m plugrad demo: cannot find {', '.join(str(p) for p in missing)}.\n"
+              f"The demo runs examples/train_digits.py on examples/data/digits.npz, which "
+              f"ship with the plugrad repository, not with the installed package: clone the "
+              f"repository and `pip install -e .` there, or set {EXAMPLES_ENV} to a copy of "
+              f"its examples/ folder.", file=sys.stderr)
+        return 1
+    env = dict(os.environ)
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        env.setdefault(var, "1")
+    cmd = [sys.executable, "-c", _DEMO_CHILD, str(where), *argv]
+    try:
+        return subprocess.run(cmd, env=env).returncode
+    except KeyboardInterrupt:
+        return 130
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["demo"]:  # everything after ``demo`` belongs to the example
+        return demo(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m plugrad",
                                      description="plugrad command-line tools")
     commands = parser.add_subparsers(dest="command")
@@ -71,6 +141,8 @@ def main(argv=None) -> int:
     info_cmd.add_argument("--verbose", "-v", action="store_true",
                           help="also list each backend's native, composite and contributed "
                                "kernels")
+    commands.add_parser("demo", help="train a small CNN on the bundled 8x8 digits and print "
+                                     "its test accuracy (options: demo --help)")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

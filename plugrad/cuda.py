@@ -1,6 +1,7 @@
 """``plugrad.cuda``: what PyTorch users ask of the GPU, answered by the ``cuda`` backend.
 
-Nothing here imports CuPy until a question needs it.
+Nothing here imports CuPy until a question needs it, and ``is_available()`` / ``device_count()``
+never raise: without CuPy or a GPU they answer ``False`` / ``0``.
 """
 from __future__ import annotations
 
@@ -27,54 +28,98 @@ def _require():
     return _backend()
 
 
-_current = 0
+def _index(device, b=None) -> int:
+    """The CUDA device index of ``device``: an int, ``"cuda"``/``"cuda:N"``, a Device, or None
+    (the current device)."""
+    b = b or _require()
+    if device is None:
+        return b.current_device()
+    if isinstance(device, int) and not isinstance(device, bool):
+        idx = device
+    else:
+        from plugrad.core.device import Device
+        d = Device(device)
+        if d.type != "cuda":
+            raise ValueError(f"expected a cuda device, got {d}")
+        idx = b.current_device() if d.index is None else d.index
+    if not 0 <= idx < b.device_count():
+        raise ValueError(f"invalid CUDA device index {idx}: "
+                         f"{b.device_count()} device(s) are present")
+    return idx
 
 
 def current_device() -> int:
-    _require()
-    return _current
+    """Index of the device that plain ``"cuda"`` tensors go to."""
+    return _require().current_device()
 
 
 def set_device(device) -> None:
-    global _current
-    _require()
-    from plugrad.core.device import Device
-    d = Device(device) if not isinstance(device, int) else Device("cuda", device)
-    _current = d.index or 0
-    _backend().cp.cuda.Device(_current).use()
+    """Make ``device`` (an index, ``"cuda:N"`` or a Device) the current CUDA device."""
+    b = _require()
+    b.cp.cuda.Device(_index(device, b)).use()
+
+
+class device:
+    """Context manager making a CUDA device current inside the block (``torch.cuda.device``)."""
+
+    def __init__(self, device):
+        self.idx = device
+        self._prev = None
+
+    def __enter__(self):
+        b = _require()
+        self._prev = b.current_device()
+        b.cp.cuda.Device(_index(self.idx, b)).use()
+        return self
+
+    def __exit__(self, *exc):
+        _backend().cp.cuda.Device(self._prev).use()
+        return False
 
 
 def synchronize(device=None) -> None:
-    _require().synchronize(device)
+    """Wait for every queued kernel on ``device`` (default: the current one) to finish."""
+    b = _require()
+    b.synchronize(_index(device, b))
 
 
 def manual_seed(seed: int) -> None:
+    """Seed the current device's generator (a no-op without CUDA, as in PyTorch)."""
+    if is_available():
+        _backend().seed_device(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed every device's generator (a no-op without CUDA)."""
     if is_available():
         _backend().seed(int(seed))
 
 
-def manual_seed_all(seed: int) -> None:
-    manual_seed(seed)
-
-
 def memory_allocated(device=None) -> int:
-    return _require().cp.get_default_memory_pool().used_bytes()
+    """Bytes held by live CuPy arrays on ``device`` (CuPy's default memory pool)."""
+    b = _require()
+    return b.memory_stats(_index(device, b))["allocated"]
 
 
 def memory_reserved(device=None) -> int:
-    return _require().cp.get_default_memory_pool().total_bytes()
+    """Bytes the memory pool holds on ``device``, in use or cached for reuse."""
+    b = _require()
+    return b.memory_stats(_index(device, b))["reserved"]
 
 
 def max_memory_allocated(device=None) -> int:
+    """An upper bound of the peak of :func:`memory_allocated`: CuPy's pool keeps no peak
+    counter, and everything ever allocated stays reserved until :func:`empty_cache`."""
     return memory_reserved(device)
 
 
 def empty_cache() -> None:
+    """Return the cached, unused blocks of the memory pools to the driver."""
     if is_available():
-        _backend().cp.get_default_memory_pool().free_all_blocks()
+        _backend().empty_cache()
 
 
 def get_device_name(device=None) -> str:
-    cp = _require().cp
-    idx = device if isinstance(device, int) else 0
-    return cp.cuda.runtime.getDeviceProperties(idx)["name"].decode()
+    b = _require()
+    name = b.cp.cuda.runtime.getDeviceProperties(_index(device, b))["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)

@@ -13,6 +13,7 @@ from plugrad.backends.array_api import ArrayAPIBackend, _along_axis_key
 from plugrad.backends.hooks import hookimpl
 
 _quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
+_F16 = np.dtype(np.float16)
 
 
 def _size(shape) -> int:
@@ -147,6 +148,10 @@ class NumPyBackend(ArrayAPIBackend):
 
     # ------------------------------------------------------------------ reductions
     def sum(self, x, axes, keepdims):
+        if x.dtype is _F16:  # accumulate in float32 and round once, as PyTorch does
+            with _quiet(over="ignore"):  # a sum above 65504 is inf in float16, silently
+                return np.add.reduce(x, axis=axes, keepdims=keepdims,
+                                     dtype=np.float32).astype(_F16)
         return np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
 
     def prod(self, x, axes, keepdims):

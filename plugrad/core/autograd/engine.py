@@ -103,10 +103,12 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
             if missing:
                 outs = (None,) * len(node.next)
             else:
-                if node._freed or node.versions:
-                    node.check_saved()
-                outs = (anomaly.call_backward(node, grads) if anomaly._enabled
-                        else node.backward(*grads))
+                if anomaly._enabled:  # checks saved tensors inside, to explain failures
+                    outs = anomaly.call_backward(node, grads)
+                else:
+                    if node._freed or node.versions:
+                        node.check_saved()
+                    outs = node.backward(*grads)
                 if node.post_hooks is not None:
                     for hook in node.post_hooks:
                         hook(outs, tuple(grads))

@@ -8,6 +8,11 @@ backward pass itself: that is all higher-order gradients take.
 from __future__ import annotations
 
 
+INPLACE_HINT = ("Hint: enable anomaly detection with "
+                "plugrad.autograd.set_detect_anomaly(True) to see where the operation that "
+                "saved it ran in forward.")
+
+
 class Node:
     """Base of every backward node (``grad_fn``).
 
@@ -22,6 +27,7 @@ class Node:
     post_hooks = None
     _freed = False
     _keeps_output = False
+    _is_view = False  # its output shares the input's array/version counter (a view op)
 
     # -------------------------------------------------------------- to override
     n_outputs = 1
@@ -58,7 +64,7 @@ class Node:
                     f"one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: [{t.dtype.name} tensor of shape "
                     f"{list(t._data.shape)}] is at version {t._vc[0]}; expected version {v} "
-                    f"instead. It was saved by {self.name()}.")
+                    f"instead. It was saved by {self.name()}. {INPLACE_HINT}")
 
     def register_hook(self, fn):
         """Call ``fn(grad_inputs, grad_outputs)`` after this node has run."""

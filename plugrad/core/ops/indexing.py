@@ -20,6 +20,7 @@ from plugrad.core.tensor import _wrap_dim
 
 # ====================================================================== basic slicing
 class SliceBackward0(Node):
+    _is_view = True
 
     def backward(self, g):
         return (slice_scatter_zeros(g, self.shape, self.key),)

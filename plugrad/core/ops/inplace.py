@@ -8,6 +8,7 @@ history; the version counter makes any stale saved use of the old values an erro
 from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import AccumulateGrad
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap,
                                     broadcast_shapes, shape_str)
 
@@ -17,9 +18,23 @@ _RESHAPING = frozenset({"t_", "transpose_", "squeeze_", "unsqueeze_"})
 
 
 def _check_leaf(op, x):
-    if x.grad_fn is None and x._rg and _state.enabled:
-        raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
-                           f"in-place operation.")
+    """Refuse, while grad mode is on, an in-place op on a leaf that requires grad or on a
+    view of one (its gradient would silently be wrong)."""
+    if not _state.enabled:
+        return
+    node = x.grad_fn
+    if node is None:
+        if x._rg:
+            raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
+                               f"in-place operation.")
+        return
+    # A view of a leaf: follow the chain of view nodes (their outputs share the input's
+    # version counter) down to the leaf's AccumulateGrad.
+    while node._is_view and node.next and node.next[0] is not None:
+        node = node.next[0][0]
+    if type(node) is AccumulateGrad and node.variable._vc is x._vc:
+        raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being used "
+                           f"in an in-place operation.")
 
 
 def _snapshot(x):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import INPLACE_HINT, Node
 from plugrad.core.ops._base import (DTypeError, Tensor, _state, _wrap, attach, binary_operands,
                                     grad_for, kernel_error, save, sum_to)
 
@@ -225,7 +225,8 @@ class PowBackward0(Node):
                 if b == 2:
                     ga = ga * a
             else:
-                ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+                # b - 1 is replaced where b == 0, so 0 ** 0 never computes 0 * inf (NaN)
+                ga = where(b == 0, 0.0, g * b * a ** where(b == 0, 1.0, b - 1))
             ga = grad_for(ga, a)
         if self.next[1]:
             base = a if isinstance(a, Tensor) else float(a)
@@ -480,7 +481,9 @@ class _UnaryNode(Node):
             raise RuntimeError(
                 f"one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: the output of {self.name()} is at version "
-                f"{self.out_vc[0]}; expected version {self.out_version} instead.")
+                f"{self.out_vc[0]}; expected version {self.out_version} instead. It is a "
+                f"[{self.out_meta[0].name} tensor of shape {list(self.out_data.shape)}] that "
+                f"{self.name()} saved for its backward. {INPLACE_HINT}")
         dt, dev, k = self.out_meta
         y = _wrap(self.out_data, dt, dev, k)
         y._vc = self.out_vc

@@ -100,13 +100,22 @@ def _reduce_sum(op, x, dim, keepdim, dtype, mean):
                              f"{out_dt.name.capitalize()}")
     elif dtype is None and out_dt.kind in "biu":
         out_dt = _dt.int64  # PyTorch sums bool and integers in int64
-    data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
-    out = k.sum(data, axes, keepdim)
     scale = 1.0
-    if mean:
+    if mean and out_dt is _dt.float16:  # sum and divide in float32, round once (a count
+        # above 65504 is inf in float16, and so would the partial sums be)
+        data = k.astype(x._data, "float32")
         count = _count(shape, axes)
-        scale = 1.0 / count if count else math.nan  # the mean of nothing is NaN
+        scale = 1.0 / count if count else math.nan
+        out = k.sum(data, axes, keepdim)
         out = k.div(out, float(count)) if count else k.mul(out, math.nan)
+        out = k.astype(out, "float16")
+    else:
+        data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
+        out = k.sum(data, axes, keepdim)
+        if mean:
+            count = _count(shape, axes)
+            scale = 1.0 / count if count else math.nan  # the mean of nothing is NaN
+            out = k.div(out, float(count)) if count else k.mul(out, math.nan)
     r = _wrap(out, out_dt, x.device, k)
     if x._rg and _state.enabled:
         node = MeanBackward0() if mean else SumBackward0()

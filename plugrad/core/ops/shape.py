@@ -39,6 +39,7 @@ def _view_of(x: Tensor, data, node_cls=None, **fields) -> Tensor:
 
 # ---------------------------------------------------------------------- reshape
 class ViewBackward0(Node):
+    _is_view = True
 
     def backward(self, g):
         return (g.reshape(self.shape),)
@@ -127,6 +128,7 @@ def unsqueeze(x, dim):
 
 # ---------------------------------------------------------------------- permute
 class PermuteBackward0(Node):
+    _is_view = True
 
     def backward(self, g):
         return (g.permute(*self.inverse),)
@@ -186,6 +188,7 @@ def movedim(x, source, destination):
 
 # ---------------------------------------------------------------------- expand
 class ExpandBackward0(Node):
+    _is_view = True
 
     def backward(self, g):
         return (sum_to(g, self.shape),)
@@ -334,6 +337,7 @@ def atleast_1d(t):
 
 # ---------------------------------------------------------------------- slicing pieces
 class NarrowBackward0(Node):
+    _is_view = True
 
     def backward(self, g):
         n = self.shape[self.axis]

@@ -1,8 +1,17 @@
 """Register array-api-strict as plugrad's ``strict`` device.
 
 array-api-strict implements the Array API standard and nothing more, so it is the honest
-test of plugrad's promise: any compliant array library is a backend with no kernels of its
-own. Everything below is the plugin; the generic ``ArrayAPIBackend`` does the rest.
+test of plugrad's promise: any compliant array library is a backend with (almost) no kernels
+of its own. Everything below is the plugin; the generic ``ArrayAPIBackend`` does the rest.
+
+What array-api-strict lacks is either refused clearly or falls back:
+
+* dtypes: it has no float16, bfloat16, int8/int16/uint8 in this plugin's list, so a tensor of
+  one of those on ``strict`` raises ``plugrad.DTypeError`` naming the backend and the dtypes
+  it does support;
+* scatter-add and random numbers are not in the standard: ``ArrayAPIBackend`` runs them on
+  host NumPy and copies back (correct, not fast);
+* optional kernels it has no function for use the contract's composite fallbacks.
 """
 from plugrad.backends.array_api import ArrayAPIBackend
 from plugrad.backends.hooks import hookimpl
@@ -19,6 +28,19 @@ class StrictBackend(ArrayAPIBackend):
     def __init__(self):
         super().__init__("array-api-strict", "strict", _namespace,
                          dtypes={"bool", "int32", "int64", "float32", "float64"})
+
+    def from_numpy(self, a, dtype, device):
+        """Keep 0-d arrays 0-d (``np.ascontiguousarray``, used by ``ArrayAPIBackend``, makes
+        them 1-d). (Workaround: ``ArrayAPIBackend.from_numpy`` should do this.)"""
+        import numpy as np
+        return self.xp.asarray(np.array(a, dtype=dtype, order="C", copy=True))
+
+    def assign(self, dst, key, value):
+        """The contract allows a key shorter than ``dst.ndim`` (even ``()``: the whole array),
+        as NumPy does; the standard requires every axis to be indexed unless the key ends in
+        an ellipsis, so add one. (Workaround: ``ArrayAPIBackend.assign`` should do this.)"""
+        dst[tuple(key) + (...,)] = value
+        return dst
 
 
 @hookimpl
