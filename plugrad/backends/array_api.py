@@ -69,7 +69,7 @@ class ArrayAPIBackend(Backend):
 
     # ------------------------------------------------------------------ transfer, creation
     def from_numpy(self, a, dtype, device):
-        a = np.ascontiguousarray(a, dtype=np.dtype(dtype))
+        a = np.array(a, dtype=np.dtype(dtype), order="C", copy=True)  # keeps 0-d as 0-d
         try:
             return self.xp.asarray(a)
         except (TypeError, ValueError):
@@ -88,7 +88,7 @@ class ArrayAPIBackend(Backend):
         return self.xp.astype(x, self._dt(dtype), copy=True)
 
     def assign(self, dst, key, value):
-        dst[key] = value
+        dst[tuple(key) + (...,)] = value  # the standard wants every axis addressed
         return dst
 
     def arange(self, start, stop, step, dtype, device):
@@ -121,12 +121,28 @@ class ArrayAPIBackend(Backend):
     def pow(self, a, b): return self.xp.pow(*self._pair(a, b))
     def eq(self, a, b): return self.xp.equal(*self._pair(a, b))
     def ne(self, a, b): return self.xp.not_equal(*self._pair(a, b))
-    def lt(self, a, b): return self.xp.less(*self._pair(a, b))
-    def le(self, a, b): return self.xp.less_equal(*self._pair(a, b))
-    def gt(self, a, b): return self.xp.greater(*self._pair(a, b))
-    def ge(self, a, b): return self.xp.greater_equal(*self._pair(a, b))
-    def maximum(self, a, b): return self.xp.maximum(*self._pair(a, b))
-    def minimum(self, a, b): return self.xp.minimum(*self._pair(a, b))
+    def lt(self, a, b): return self.xp.less(*self._ordered(a, b))
+    def le(self, a, b): return self.xp.less_equal(*self._ordered(a, b))
+    def gt(self, a, b): return self.xp.greater(*self._ordered(a, b))
+    def ge(self, a, b): return self.xp.greater_equal(*self._ordered(a, b))
+
+    def maximum(self, a, b):
+        return self._like_bool(a, b, self.xp.maximum(*self._ordered(a, b)))
+
+    def minimum(self, a, b):
+        return self._like_bool(a, b, self.xp.minimum(*self._ordered(a, b)))
+
+    def _ordered(self, a, b):
+        """Operands of an ordering op: the standard orders numbers only, so bools (False <
+        True) become int8 first."""
+        a, b = self._pair(a, b)
+        if a.dtype == self.xp.bool:
+            a, b = self.xp.astype(a, self.xp.int8), self.xp.astype(b, self.xp.int8)
+        return a, b
+
+    def _like_bool(self, a, b, out):
+        like = b if isinstance(a, (bool, int, float)) else a
+        return self.xp.astype(out, self.xp.bool) if like.dtype == self.xp.bool else out
     def logical_and(self, a, b): return self.xp.logical_and(*self._pair(a, b))
     def logical_or(self, a, b): return self.xp.logical_or(*self._pair(a, b))
     def logical_xor(self, a, b): return self.xp.logical_xor(*self._pair(a, b))
@@ -154,15 +170,21 @@ class ArrayAPIBackend(Backend):
         return self.xp.prod(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
 
     def max(self, x, axes, keepdims):
+        if x.dtype == self.xp.bool:  # any()
+            return self.xp.any(x, axis=axes, keepdims=keepdims)
         return self.xp.max(x, axis=axes, keepdims=keepdims)
 
     def min(self, x, axes, keepdims):
+        if x.dtype == self.xp.bool:  # all()
+            return self.xp.all(x, axis=axes, keepdims=keepdims)
         return self.xp.min(x, axis=axes, keepdims=keepdims)
 
     def argmax(self, x, axis, keepdims):
+        x = self.xp.astype(x, self.xp.int8) if x.dtype == self.xp.bool else x
         return self.xp.astype(self.xp.argmax(x, axis=axis, keepdims=keepdims), self.xp.int64)
 
     def argmin(self, x, axis, keepdims):
+        x = self.xp.astype(x, self.xp.int8) if x.dtype == self.xp.bool else x
         return self.xp.astype(self.xp.argmin(x, axis=axis, keepdims=keepdims), self.xp.int64)
 
     def cumsum(self, x, axis):

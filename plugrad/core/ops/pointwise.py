@@ -514,7 +514,14 @@ log1p = _make_unary("log1p", "log1p", lambda g, x, y: g / (x + 1.0))
 expm1 = _make_unary("expm1", "expm1", lambda g, x, y: g * (y + 1.0), saves="output")
 erf = _make_unary("erf", "erf",
                   lambda g, x, y: g * (2.0 / math.sqrt(math.pi)) * (-(x * x)).exp())
-sign = _make_unary("sign", "sign", _zeros_grad, saves="none", float_only=False)
+_sign = _make_unary("sign", "sign", _zeros_grad, saves="none", float_only=False)
+
+
+def sign(x):
+    """-1, 0 or 1 by sign; a bool tensor is its own sign (no arithmetic on bool arrays)."""
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        return x.clone()
+    return _sign(x)
 floor = _make_unary("floor", "floor", _zeros_grad, saves="none", float_only=False)
 ceil = _make_unary("ceil", "ceil", _zeros_grad, saves="none", float_only=False)
 round_ = _make_unary("round", "round", _zeros_grad, saves="none", float_only=False)

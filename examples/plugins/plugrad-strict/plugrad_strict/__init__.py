@@ -29,19 +29,6 @@ class StrictBackend(ArrayAPIBackend):
         super().__init__("array-api-strict", "strict", _namespace,
                          dtypes={"bool", "int32", "int64", "float32", "float64"})
 
-    def from_numpy(self, a, dtype, device):
-        """Keep 0-d arrays 0-d (``np.ascontiguousarray``, used by ``ArrayAPIBackend``, makes
-        them 1-d). (Workaround: ``ArrayAPIBackend.from_numpy`` should do this.)"""
-        import numpy as np
-        return self.xp.asarray(np.array(a, dtype=dtype, order="C", copy=True))
-
-    def assign(self, dst, key, value):
-        """The contract allows a key shorter than ``dst.ndim`` (even ``()``: the whole array),
-        as NumPy does; the standard requires every axis to be indexed unless the key ends in
-        an ellipsis, so add one. (Workaround: ``ArrayAPIBackend.assign`` should do this.)"""
-        dst[tuple(key) + (...,)] = value
-        return dst
-
 
 @hookimpl
 def plugrad_backends():
