@@ -105,7 +105,10 @@ class LinearBackward0(Node):
 
     def backward(self, g):
         x, w = self.saved
-        gx = L.matmul(g, w) if self.next[0] else None
+        gx = None
+        if self.next[0]:
+            gx = L.matmul(g, w) if g.ndim <= 2 else S.reshape(
+                L.matmul(S.reshape(g, (-1, g.shape[-1])), w), tuple(x.shape))
         gw = gb = None
         if self.next[1] or (len(self.next) > 2 and self.next[2]):
             g2 = S.reshape(g, (-1, g.shape[-1])) if g.ndim != 2 else g
@@ -131,8 +134,13 @@ def linear(x, weight, bias=None):
                          f"out_features {weight.shape[0]}")
     k = x._k
     wt = k.permute(weight._data, (1, 0))
-    if x.ndim > 1:
+    if x.ndim == 2:
         out = k.matmul(x._data, wt)
+    elif x.ndim > 2:  # one 2-D product: batched matmul against a shared matrix skips BLAS
+        lead = tuple(x.shape[:-1])
+        rows = x.numel() // x.shape[-1] if x.shape[-1] else math.prod(lead)
+        out = k.reshape(k.matmul(k.reshape(x._data, (rows, x.shape[-1])), wt),
+                        lead + (weight.shape[0],))
     else:
         out = k.reshape(k.matmul(k.reshape(x._data, (1, x.shape[0])), wt), (weight.shape[0],))
     if bias is not None:

@@ -1,0 +1,1 @@
+"""plugrad's benchmarks: asv suites (``bench_*.py``) and ``compare.py`` (see README.md)."""
