@@ -96,10 +96,19 @@ class ArrayAPIBackend(Backend):
 
     # ------------------------------------------------------------------ elementwise
     def neg(self, x): return self.xp.negative(x)
-    def abs(self, x): return self.xp.abs(x)
-    def exp(self, x): return self.xp.exp(x)
-    def log(self, x): return self.xp.log(x)
-    def sqrt(self, x): return self.xp.sqrt(x)
+    def abs(self, x):
+        return x if x.dtype == self.xp.bool else self.xp.abs(x)
+    def exp(self, x):
+        with _quiet():
+            return self.xp.exp(x)
+
+    def log(self, x):
+        with _quiet():
+            return self.xp.log(x)
+
+    def sqrt(self, x):
+        with _quiet():
+            return self.xp.sqrt(x)
     def sin(self, x): return self.xp.sin(x)
     def cos(self, x): return self.xp.cos(x)
     def tanh(self, x): return self.xp.tanh(x)
@@ -108,17 +117,33 @@ class ArrayAPIBackend(Backend):
     def round(self, x): return self.xp.round(x)
     def sign(self, x): return self.xp.sign(x)
     def isnan(self, x): return self.xp.isnan(x)
-    def log1p(self, x): return self.xp.log1p(x)
-    def expm1(self, x): return self.xp.expm1(x)
+    def log1p(self, x):
+        with _quiet():
+            return self.xp.log1p(x)
+
+    def expm1(self, x):
+        with _quiet():
+            return self.xp.expm1(x)
     def logical_not(self, x): return self.xp.logical_not(x)
 
     def add(self, a, b): return self.xp.add(*self._pair(a, b))
     def sub(self, a, b): return self.xp.subtract(*self._pair(a, b))
     def mul(self, a, b): return self.xp.multiply(*self._pair(a, b))
-    def div(self, a, b): return self.xp.divide(*self._pair(a, b))
-    def floordiv(self, a, b): return self.xp.floor_divide(*self._pair(a, b))
-    def remainder(self, a, b): return self.xp.remainder(*self._pair(a, b))
-    def pow(self, a, b): return self.xp.pow(*self._pair(a, b))
+    def div(self, a, b):
+        with _quiet():
+            return self.xp.divide(*self._pair(a, b))
+
+    def floordiv(self, a, b):
+        with _quiet():
+            return self.xp.floor_divide(*self._pair(a, b))
+
+    def remainder(self, a, b):
+        with _quiet():
+            return self.xp.remainder(*self._pair(a, b))
+
+    def pow(self, a, b):
+        with _quiet():
+            return self.xp.pow(*self._pair(a, b))
     def eq(self, a, b): return self.xp.equal(*self._pair(a, b))
     def ne(self, a, b): return self.xp.not_equal(*self._pair(a, b))
     def lt(self, a, b): return self.xp.less(*self._ordered(a, b))
@@ -194,10 +219,17 @@ class ArrayAPIBackend(Backend):
     def reshape(self, x, shape): return self.xp.reshape(x, shape)
     def permute(self, x, axes): return self.xp.permute_dims(x, axes)
     def broadcast_to(self, x, shape): return self.xp.broadcast_to(x, shape)
-    def slice(self, x, key): return x[key]
+    def slice(self, x, key):
+        # The standard leaves stops past the end unspecified: clamp them to the axis.
+        key = tuple(slice(k.start, min(k.stop, n), k.step) for k, n in zip(key, x.shape))
+        return x[key + (...,)]
     def concat(self, arrays, axis): return self.xp.concat(list(arrays), axis=axis)
     def flip(self, x, axes): return self.xp.flip(x, axis=axes)
-    def matmul(self, a, b): return self.xp.matmul(a, b)
+    def matmul(self, a, b):
+        if a.dtype == self.xp.bool:  # the standard multiplies numbers only: count, then test
+            counts = self.xp.matmul(self.xp.astype(a, self.xp.int64), self.xp.astype(b, self.xp.int64))
+            return self.xp.astype(counts, self.xp.bool)
+        return self.xp.matmul(a, b)
 
     def gather(self, x, axis, index):
         return self.xp.take_along_axis(x, index, axis=axis)
@@ -226,6 +258,12 @@ class ArrayAPIBackend(Backend):
         sample = self._rng.standard_normal(
             shape, dtype=np.float64 if dtype == "float64" else np.float32)
         return self.from_numpy(sample, dtype, device)
+
+
+def _quiet():
+    """IEEE results without warnings (the contract's rule). Libraries built on NumPy report
+    through NumPy's error state; for others this is a no-op."""
+    return np.errstate(all="ignore")
 
 
 def _along_axis_key(index: np.ndarray, axis: int) -> tuple:

@@ -7,7 +7,7 @@ from plugrad.core.ops.inplace import copy_, fill_, zero_
 from plugrad.core.ops.linalg import (addmm, baddbmm, bmm, dot, einsum, matmul, mm, mv, outer)
 from plugrad.core.ops.pointwise import (abs, add, addcdiv, addcmul, ceil, clamp, clamp_max,
                                         clamp_min, cos, div, eq, erf, exp, exp2, expm1, floor,
-                                        floor_divide, ge, gt, isfinite, isinf, isnan, le, lerp,
+                                        floor_divide, fmod, ge, gt, isfinite, isinf, isnan, le, lerp,
                                         log, log1p, log2, log10, logical_and, logical_not,
                                         logical_or, logical_xor, lt, maximum, minimum, mul, ne,
                                         neg, pow, reciprocal, relu, remainder, round, rsqrt,
@@ -24,7 +24,6 @@ from plugrad.core.ops.shape import (atleast_1d, broadcast_tensors, broadcast_to,
 
 clip = clamp
 subtract, multiply, divide, true_divide, negative, absolute = sub, mul, div, div, neg, abs
-fmod = remainder
 swapaxes = swapdims = transpose
 greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 

@@ -26,7 +26,7 @@ _METHODS = {
     # arithmetic
     "add": P.add, "sub": P.sub, "subtract": P.sub, "mul": P.mul, "multiply": P.mul,
     "div": P.div, "divide": P.div, "true_divide": P.div, "floor_divide": P.floor_divide,
-    "remainder": P.remainder, "fmod": P.remainder, "pow": P.pow, "maximum": P.maximum,
+    "remainder": P.remainder, "fmod": P.fmod, "pow": P.pow, "maximum": P.maximum,
     "minimum": P.minimum, "neg": P.neg, "negative": P.neg, "abs": P.abs, "absolute": P.abs,
     "exp": P.exp, "exp2": P.exp2, "expm1": P.expm1, "log": P.log, "log2": P.log2,
     "log10": P.log10, "log1p": P.log1p, "sqrt": P.sqrt, "rsqrt": P.rsqrt, "sin": P.sin,

@@ -118,13 +118,14 @@ def _read_file(path) -> bytes:
 
 def _check_header(data: bytes) -> dict:
     """Validate the safetensors framing before anything else reads the bytes."""
-    if data[:2] == b"PK" or data[:1] == b"\x80":
+    n = int.from_bytes(data[:8], "little") if len(data) >= 8 else -1
+    framed = 0 <= n <= len(data) - 8 and data[8:9] == b"{"
+    if not framed and (data[:2] == b"PK" or data[:1] == b"\x80"):
         raise SerializationError("load: this looks like a pickle or a PyTorch zip checkpoint; "
                                  "plugrad.load reads only safetensors files and never unpickles")
     if len(data) < 8:
         raise SerializationError(f"load: file too short for a safetensors header "
                                  f"({len(data)} bytes)")
-    n = int.from_bytes(data[:8], "little")
     if n > MAX_HEADER_BYTES:
         raise SerializationError(f"load: header length {n} exceeds the {MAX_HEADER_BYTES}-byte "
                                  f"limit")

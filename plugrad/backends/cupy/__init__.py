@@ -174,8 +174,14 @@ class CuPyBackend(ArrayAPIBackend):
         return x.copy()
 
     def assign(self, dst, key, value):
+        cp = self.cp
+        if _self_overlapping(dst):
+            # A broadcast view (stride 0): CuPy would let us write through it into memory
+            # that other elements, and maybe other tensors, share. Write into a copy instead
+            # (the contract's "cannot be written: return a new array").
+            dst = dst.copy()  # C-contiguous, fresh memory
         # CuPy's copy kernel does not guard against overlapping source and destination.
-        if isinstance(value, self.cp.ndarray) and self.cp.may_share_memory(dst, value):
+        elif isinstance(value, cp.ndarray) and cp.may_share_memory(dst, value):
             value = value.copy()
         dst[key] = value
         return dst
@@ -220,7 +226,7 @@ class CuPyBackend(ArrayAPIBackend):
     def logical_xor(self, a, b): return self.cp.logical_xor(a, b)
 
     def pow(self, a, b):
-        if b == 2 and isinstance(b, (int, float)):
+        if isinstance(b, (int, float)) and b == 2:
             return self.cp.multiply(a, a)
         return self.cp.power(a, b)
 
@@ -246,6 +252,9 @@ class CuPyBackend(ArrayAPIBackend):
 
     # ------------------------------------------------------------------ reductions
     def sum(self, x, axes, keepdims):
+        if x.dtype.name == "float16":  # accumulate in float32 (a float16 sum stalls at 2048)
+            return self.cp.sum(x, axis=axes, keepdims=keepdims,
+                               dtype=self.cp.float32).astype(x.dtype)
         return self.cp.sum(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
 
     def prod(self, x, axes, keepdims):
@@ -271,6 +280,8 @@ class CuPyBackend(ArrayAPIBackend):
         return idx
 
     def cumsum(self, x, axis):
+        if x.dtype.name == "float16":
+            return self.cp.cumsum(x, axis=axis, dtype=self.cp.float32).astype(x.dtype)
         return self.cp.cumsum(x, axis=axis, dtype=x.dtype)
 
     def logsumexp(self, x, axes, keepdims):
@@ -518,6 +529,11 @@ class CuPyBackend(ArrayAPIBackend):
     def empty_cache(self) -> None:
         self.cp.get_default_memory_pool().free_all_blocks()
         self.cp.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def _self_overlapping(x) -> bool:
+    """Whether two elements of ``x`` share memory (a zero stride on an axis longer than 1)."""
+    return any(s == 0 and n > 1 for s, n in zip(x.strides, x.shape))
 
 
 def _add_at(cp, out, key, src):

@@ -133,7 +133,7 @@ class NumPyBackend(ArrayAPIBackend):
             return np.remainder(a, b)
 
     def pow(self, a, b):
-        if b == 2 and isinstance(b, (int, float)):
+        if isinstance(b, (int, float)) and b == 2:
             return np.multiply(a, a)  # the commonest case: exact, fast, cannot warn
         with _quiet(all="ignore"):
             return np.power(a, b)

@@ -28,7 +28,7 @@ def _as_tuple(x) -> tuple:
 
 def _host(t: Tensor) -> np.ndarray:
     """``t``'s values as a float64 NumPy array (a copy; any device)."""
-    return np.array(t.detach().numpy(force=True), dtype=np.float64)
+    return np.array(t.detach().numpy(force=True), dtype=np.float64, order="C")
 
 
 def _on(values: np.ndarray, like: Tensor, requires_grad: bool = False) -> Tensor:

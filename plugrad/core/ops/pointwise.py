@@ -177,8 +177,16 @@ def _check_int_division(op, k, dt, bd):
             raise ZeroDivisionError(f"{op}: integer division by zero")
 
 
+def _refuse_bool(op, a, b=None):
+    """PyTorch implements no arithmetic ``op`` for bool tensors; neither do the backends."""
+    if any(isinstance(v, Tensor) and v.dtype is _dt.bool_ for v in (a, b)):
+        raise DTypeError(f"{op}: not implemented for 'Bool' tensors (convert with .long() or "
+                         f".float() first)")
+
+
 def floor_divide(a, b):
     """``a // b`` rounding toward negative infinity (not differentiable)."""
+    _refuse_bool("floor_divide", a, b)
     k, dev, dt, ad, bd = binary_operands("floor_divide", a, b)
     _check_int_division("floor_divide", k, dt, bd)
     try:
@@ -199,6 +207,7 @@ class RemainderBackward0(Node):
 
 def remainder(a, b):
     """Python's ``%``: the result takes the sign of the divisor."""
+    _refuse_bool("remainder", a, b)
     k, dev, dt, ad, bd = binary_operands("remainder", a, b)
     _check_int_division("remainder", k, dt, bd)
     try:
@@ -239,16 +248,13 @@ class PowBackward0(Node):
 
 
 def pow(a, b):
+    _refuse_bool("pow", a, b)
     k, dev, dt, ad, bd = binary_operands("pow", a, b)
     if dt.kind in "iu":
         negative = (bd < 0) if isinstance(bd, _SCALARS) else bool(
             k.to_numpy(k.max(k.lt(bd, 0), None, False)).item()) if _numel(bd) else False
         if negative:
             raise DTypeError("pow: Integers to negative integer powers are not allowed.")
-    if dt is _dt.bool_:
-        k, dev, dt, ad, bd = (k, dev, _dt.int64, k.astype(ad, "int64") if not isinstance(
-            ad, _SCALARS) else int(ad), k.astype(bd, "int64") if not isinstance(
-            bd, _SCALARS) else int(bd))
     try:
         out = k.pow(ad, bd)
     except Exception as exc:
@@ -267,6 +273,15 @@ def _numel(arr) -> int:
     for s in arr.shape:
         n *= s
     return n
+
+
+def fmod(a, b):
+    """C's ``fmod``: the remainder of division rounded toward zero (sign of ``a``)."""
+    _refuse_bool("fmod", a, b)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) or isinstance(a, Tensor):
+        q = div(a, b, rounding_mode="trunc")
+        return a - q * b
+    raise TypeError("fmod: expected a Tensor as the first argument")
 
 
 def rpow(a, b):
@@ -501,7 +516,15 @@ def _zeros_grad(g, x, y):
     return g * 0.0
 
 
-neg = _make_unary("neg", "neg", lambda g, x, y: -g, saves="none", float_only=False)
+_neg = _make_unary("neg", "neg", lambda g, x, y: -g, saves="none", float_only=False)
+
+
+def neg(x):
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        raise DTypeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
+                         "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                         "operator instead.")
+    return _neg(x)
 abs = _make_unary("abs", "abs", lambda g, x, y: g * x.sign(), float_only=False)
 exp = _make_unary("exp", "exp", lambda g, x, y: g * y, saves="output")
 log = _make_unary("log", "log", lambda g, x, y: g / x)
@@ -522,6 +545,8 @@ def sign(x):
     if isinstance(x, Tensor) and x.dtype is _dt.bool_:
         return x.clone()
     return _sign(x)
+
+
 floor = _make_unary("floor", "floor", _zeros_grad, saves="none", float_only=False)
 ceil = _make_unary("ceil", "ceil", _zeros_grad, saves="none", float_only=False)
 round_ = _make_unary("round", "round", _zeros_grad, saves="none", float_only=False)

@@ -1,0 +1,477 @@
+"""The checks behind the conformance suite, one function per kind of test.
+
+Each takes an :class:`~plugrad.testing.opdb.OpInfo`, a device type and a dtype name, runs
+every sample of the op and raises ``AssertionError`` (naming the op, sample, device and
+dtype) at the first disagreement. They are plain functions so that a backend author can
+also call them from a debugger or a script.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import plugrad
+from plugrad.autograd import gradcheck
+from plugrad.core.registry import get_registry
+from plugrad.core.tensor import Tensor
+from plugrad.testing._comparison import assert_close
+from plugrad.testing.opdb import DT, FLOATS, TOLERANCES, Arr, OpInfo
+
+__all__ = ["reference_device", "check_forward", "check_gradcheck", "check_variants",
+           "check_inputs_unchanged", "check_unsupported_dtype", "check_promotion",
+           "check_kernel_forward", "check_kernel_inputs_unchanged", "promotion_table",
+           "tolerance"]
+
+#: PyTorch's type-promotion table (``torch.promote_types``), written out once.
+_ORDER = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64")
+_TABLE_ROWS = """
+bool     bool    uint8   int8    int16   int32   int64   float16  bfloat16 float32 float64
+uint8    uint8   uint8   int16   int16   int32   int64   float16  bfloat16 float32 float64
+int8     int8    int16   int8    int16   int32   int64   float16  bfloat16 float32 float64
+int16    int16   int16   int16   int16   int32   int64   float16  bfloat16 float32 float64
+int32    int32   int32   int32   int32   int32   int64   float16  bfloat16 float32 float64
+int64    int64   int64   int64   int64   int64   int64   float16  bfloat16 float32 float64
+float16  float16 float16 float16 float16 float16 float16 float16  float32  float32 float64
+bfloat16 bfloat16 bfloat16 bfloat16 bfloat16 bfloat16 bfloat16 float32 bfloat16 float32 float64
+float32  float32 float32 float32 float32 float32 float32 float32  float32  float32 float64
+float64  float64 float64 float64 float64 float64 float64 float64  float64  float64 float64
+"""
+
+
+def promotion_table() -> dict[tuple[str, str], str]:
+    """``{(a, b): result}`` for every pair of dtype names, as PyTorch promotes tensors."""
+    out = {}
+    for line in _TABLE_ROWS.strip().splitlines():
+        row, *cells = line.split()
+        for col, cell in zip(_ORDER, cells):
+            out[(row, col)] = cell
+    return out
+
+
+_PROMOTE = promotion_table()
+
+
+def reference_device(device: str) -> str:
+    """Where the reference runs: ``ref`` (pure Python), or ``cpu`` when ``ref`` is tested."""
+    return "cpu" if device == "ref" else "ref"
+
+
+def tolerance(op: OpInfo, dtype: str) -> tuple[float, float]:
+    return op.tol.get(dtype) or TOLERANCES.get(dtype, (0.0, 0.0))
+
+
+def _where(op, sample, device, dtype) -> str:
+    return f"{op.name} [{sample.name}] on {device} in {dtype}"
+
+
+# ---------------------------------------------------------------------- trees of values
+def tree_map(fn, obj):
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(tree_map(fn, v) for v in obj))
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(tree_map(fn, v) for v in obj)
+    if isinstance(obj, dict):
+        return {key: tree_map(fn, v) for key, v in obj.items()}
+    return fn(obj)
+
+
+def tensors_in(obj) -> list[Tensor]:
+    found = []
+    tree_map(lambda v: found.append(v) if isinstance(v, Tensor) else None, obj)
+    return found
+
+
+def _host(t: Tensor) -> np.ndarray:
+    return np.array(t.detach().numpy(force=True), copy=True)
+
+
+def _to_reference(obj, ref_device):
+    """Tensors of ``obj`` copied to ``ref_device``, floating ones in float64."""
+    def move(v):
+        if not isinstance(v, Tensor):
+            return v
+        dtype = "float64" if v.dtype.is_floating_point else v.dtype.name
+        return plugrad.tensor(_host(v), dtype=dtype, device=ref_device)
+    return tree_map(move, obj)
+
+
+def _to_numpy64(obj):
+    def conv(v):
+        if isinstance(v, Tensor):
+            a = _host(v)
+            return a.astype(np.float64) if a.dtype.kind == "f" else a
+        return v
+    return tree_map(conv, obj)
+
+
+# ---------------------------------------------------------------------- public ops
+def _compare_outputs(op, out, expected, tested_dtype, device, where, *, check_dtype=True):
+    if isinstance(expected, Tensor):
+        assert isinstance(out, Tensor), f"{where}: returned {type(out).__name__}, expected a Tensor"
+        want = expected.dtype.name
+        if want == "float64" and tested_dtype in FLOATS:
+            want = tested_dtype
+        if check_dtype:
+            assert out.dtype.name == want, \
+                f"{where}: output dtype {out.dtype.name}, expected {want}"
+        assert out.device.type == device, f"{where}: output on {out.device}, expected {device}"
+        rtol, atol = tolerance(op, out.dtype.name)
+        assert_close(out, expected, rtol=rtol, atol=atol, equal_nan=op.equal_nan,
+                     check_dtype=False, msg=where)
+    elif isinstance(expected, np.ndarray):
+        assert isinstance(out, Tensor), f"{where}: returned {type(out).__name__}, expected a Tensor"
+        rtol, atol = tolerance(op, out.dtype.name)
+        assert_close(out, expected, rtol=rtol, atol=atol, equal_nan=op.equal_nan,
+                     check_dtype=False, msg=where)
+    elif isinstance(expected, (tuple, list)):
+        assert isinstance(out, (tuple, list)), \
+            f"{where}: returned {type(out).__name__}, expected a sequence"
+        assert len(out) == len(expected), \
+            f"{where}: returned {len(out)} outputs, expected {len(expected)}"
+        for i, (o, e) in enumerate(zip(out, expected)):
+            _compare_outputs(op, o, e, tested_dtype, device, f"{where} output {i}",
+                             check_dtype=check_dtype)
+    else:
+        assert_close(out, expected, equal_nan=op.equal_nan, check_dtype=False, msg=where)
+
+
+def check_forward(op: OpInfo, device: str, dtype: str) -> int:
+    """Every sample's output equals the reference (values, shape, dtype, device)."""
+    ref_dev = reference_device(device)
+    n = 0
+    for s in op.samples(device, dtype):
+        where = _where(op, s, device, dtype)
+        out = op.op(*s.args, **s.kwargs)
+        if op.np_ref is not None:
+            with np.errstate(all="ignore"):
+                expected = op.np_ref(*_to_numpy64(s.args), **s.kwargs)
+            _compare_outputs(op, out, np.asarray(expected), dtype, device, where)
+        else:
+            expected = op.op(*_to_reference(s.args, ref_dev), **_to_reference(s.kwargs, ref_dev))
+            _compare_outputs(op, out, expected, dtype, device, where)
+        n += 1
+    assert n, f"{op.name}: no samples for {dtype}"
+    return n
+
+
+def check_gradcheck(op: OpInfo, device: str, dtype: str = "float64",
+                    noncontiguous: bool = False) -> int:
+    """``gradcheck`` in float64 on the op's first gradable samples (only those with
+    non-contiguous inputs when ``noncontiguous``, else only the others)."""
+    n = 0
+    for s in op.samples(device, dtype):
+        if not s.grad or s.noncontig != noncontiguous:
+            continue
+        leaves: list[Tensor] = []
+
+        def leaf(v):
+            if isinstance(v, Tensor) and v.dtype.is_floating_point:
+                t = v.detach().requires_grad_(True)
+                leaves.append(t)
+                return t
+            return v
+        args, kwargs = tree_map(leaf, (s.args, s.kwargs))
+        if not leaves:
+            continue
+        ids = {id(t): i for i, t in enumerate(leaves)}
+
+        def fn(*xs, _args=args, _kwargs=kwargs, _ids=ids):
+            swap = lambda v: xs[_ids[id(v)]] if id(v) in _ids else v  # noqa: E731
+            return op.op(*tree_map(swap, _args), **tree_map(swap, _kwargs))
+        try:
+            gradcheck(fn, tuple(leaves))
+        except Exception as exc:
+            raise AssertionError(f"{_where(op, s, device, dtype)}: gradcheck failed: "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        n += 1
+        if n >= op.grad_samples:
+            break
+    assert n, f"{op.name}: no gradable samples"
+    return n
+
+
+_RESHAPING_INPLACE = {"squeeze_", "unsqueeze_", "t_", "transpose_"}
+
+
+def _exactly(actual, expected, where):
+    assert_close(actual, expected, rtol=0.0, atol=0.0, equal_nan=True, msg=where)
+
+
+def check_variants(op: OpInfo, device: str, dtype: str) -> int:
+    """Function, aliases, method, operators and in-place forms give the same result."""
+    n = 0
+    for s in op.samples(device, dtype):
+        where = _where(op, s, device, dtype)
+        expected = op.op(*s.args, **s.kwargs)
+        for alias in op.aliases:
+            _exactly(getattr(plugrad, alias)(*s.args, **s.kwargs), expected,
+                     f"{where}: plugrad.{alias}")
+            n += 1
+        if not s.method or not isinstance(s.args[0], Tensor):
+            continue
+        x, rest = s.args[0], s.args[1:]
+        if op.method is not None:
+            got = op.method(s.args, s.kwargs) if callable(op.method) else \
+                getattr(x, op.method)(*rest, **s.kwargs)
+            _exactly(got, expected, f"{where}: Tensor.{op.method}")
+            n += 1
+        for name in op.method_aliases:
+            if name.startswith("__i"):
+                if not isinstance(expected, Tensor) or expected.dtype is not x.dtype or \
+                        tuple(expected.shape) != tuple(x.shape):
+                    continue  # the result cannot be written into the input
+                y = x.clone()
+                got = getattr(y, name)(*rest, **s.kwargs)
+                assert got is y, f"{where}: Tensor.{name} did not return self"
+            else:
+                got = getattr(x, name)(*rest, **s.kwargs)
+            _exactly(got, expected, f"{where}: Tensor.{name}")
+            n += 1
+        for name in ((op.inplace,) if op.inplace else ()) + tuple(op.inplace_aliases):
+            if not isinstance(expected, Tensor) or expected.dtype is not x.dtype or (
+                    tuple(expected.shape) != tuple(x.shape) and name not in _RESHAPING_INPLACE):
+                continue  # the result cannot be written into the input
+            y = x.clone()
+            got = getattr(y, name)(*rest, **s.kwargs)
+            assert got is y, f"{where}: Tensor.{name} did not return self"
+            _exactly(y, expected, f"{where}: Tensor.{name}")
+            n += 1
+    assert n, f"{op.name}: no variant applies in {dtype}"
+    return n
+
+
+def check_inputs_unchanged(op: OpInfo, device: str, dtype: str) -> int:
+    """The op leaves every input tensor as it was (values, shape, dtype)."""
+    n = 0
+    for s in op.samples(device, dtype):
+        where = _where(op, s, device, dtype)
+        inputs = tensors_in((s.args, s.kwargs))
+        before = [(_host(t), tuple(t.shape), t.dtype) for t in inputs]
+        op.op(*s.args, **s.kwargs)
+        for i, (t, (values, shape, dt)) in enumerate(zip(inputs, before)):
+            assert tuple(t.shape) == shape and t.dtype is dt, \
+                f"{where}: input {i} changed shape or dtype"
+            _exactly(_host(t), values, f"{where}: input {i} was modified")
+        n += 1
+    return n
+
+
+def check_unsupported_dtype(op: OpInfo, device: str, dtype: str) -> int:
+    """Inputs of a dtype the op does not support raise an error that names the problem."""
+    n = 0
+    for s in op.samples(device, dtype):
+        where = _where(op, s, device, dtype)
+        try:
+            op.op(*s.args, **s.kwargs)
+        except (TypeError, ValueError, RuntimeError, NotImplementedError) as exc:
+            message = str(exc).lower()
+            words = {dtype, dtype.replace("int", "long") if dtype == "int64" else dtype,
+                     "bool", "boolean", "integer", "int", "float", "floating", "dtype",
+                     op.name.lower()}
+            assert any(w in message for w in words), \
+                f"{where}: the error does not say what is wrong: {type(exc).__name__}: {exc}"
+        else:
+            raise AssertionError(f"{where}: dtype {dtype} is declared unsupported, but the "
+                                 f"op ran without an error")
+        n += 1
+    return n
+
+
+def _result_dtype(rule: str, a: str, b: str) -> str:
+    if rule == "bool":
+        return "bool"
+    out = _PROMOTE[(a, b)]
+    if rule == "float" and not out.startswith(("float", "bfloat")):
+        return plugrad.get_default_dtype().name
+    return out
+
+
+def check_promotion(op: OpInfo, device: str, dtype: str, others) -> int:
+    """``op(a, b)`` for ``a`` of ``dtype`` and ``b`` of each dtype in ``others``: the result
+    dtype follows PyTorch's table, and the values equal the op on both cast to it first."""
+    from plugrad.testing.opdb import Maker
+    n = 0
+    for other in others:
+        make = Maker(device, dtype, seed=n + 17)
+        a = make(2, 3, low=1, high=3)
+        b = make(3, low=1, high=3, dtype=other)
+        want = _result_dtype(op.promotion, dtype, other)
+        out = op.op(a, b)
+        where = f"{op.name}({dtype}, {other}) on {device}"
+        assert out.dtype.name == want, \
+            f"{where}: result dtype {out.dtype.name}, PyTorch's promotion gives {want}"
+        common = _PROMOTE[(dtype, other)]
+        same = op.op(a.to(common), b.to(common))
+        rtol, atol = tolerance(op, out.dtype.name)
+        assert_close(out, same.to(out.dtype), rtol=rtol, atol=atol, equal_nan=True, msg=where)
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------------- kernels
+def _materialize(obj, k, dtype: str, upcast: bool):
+    """Arr descriptions as arrays of kernel table ``k``; DT as the dtype name."""
+    def conv(v):
+        if v is DT:
+            return "float64" if upcast and dtype in FLOATS else dtype
+        if isinstance(v, np.ndarray) and upcast and v.dtype.kind == "f":
+            return v.astype(np.float64)
+        if not isinstance(v, Arr):
+            return v
+        vals = v.values.astype(v.dtype)
+        dt = v.dtype
+        if upcast and dt in FLOATS:
+            vals, dt = vals.astype(np.float64), "float64"
+        if v.layout == "T" and vals.ndim >= 2:
+            base = k.from_numpy(np.ascontiguousarray(np.swapaxes(vals, -1, -2)), dt, None)
+            axes = tuple(range(vals.ndim - 2)) + (vals.ndim - 1, vals.ndim - 2)
+            return k.permute(base, axes)
+        if v.layout == "slice" and vals.ndim >= 1:
+            wide = k.from_numpy(np.repeat(vals, 2, axis=-1), dt, None)
+            key = tuple(slice(0, n, 1) for n in vals.shape[:-1]) + (
+                slice(0, 2 * vals.shape[-1], 2),)
+            return k.slice(wide, key)
+        return k.from_numpy(vals, dt, None)
+    return tree_map(conv, obj)
+
+
+def _is_array(v) -> bool:
+    return hasattr(v, "shape") and not isinstance(v, (str, bytes))
+
+
+def _compare_kernel(op, k, out, expected, expected_t, where, tested_dtype):
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(out, (tuple, list)) and len(out) == len(expected), \
+            f"{where}: returned {type(out).__name__} of the wrong length"
+        for i, (o, e, et) in enumerate(zip(out, expected, expected_t)):
+            _compare_kernel(op, k, o, e, et, f"{where} output {i}", tested_dtype)
+        return
+    if expected is None or isinstance(expected, (str, bool, int, float)):
+        assert out == expected or (out != out and expected != expected), \
+            f"{where}: returned {out!r}, expected {expected!r}"
+        return
+    got, got_dt = out.values, out.dtype
+    want, want_dt = expected.values, expected_t.dtype
+    assert got_dt == want_dt, f"{where}: result dtype {got_dt}, expected {want_dt}"
+    assert tuple(got.shape) == tuple(want.shape), \
+        f"{where}: result shape {tuple(got.shape)}, expected {tuple(want.shape)}"
+    rtol, atol = tolerance(op, got_dt)
+    assert_close(got, want, rtol=rtol, atol=atol, equal_nan=True, check_dtype=False, msg=where)
+
+
+class _Out:
+    """A kernel's array output on the host: its values and its dtype name."""
+
+    def __init__(self, values: np.ndarray, dtype: str):
+        self.values, self.dtype = values, dtype
+
+
+def _host_tree(k, obj):
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_host_tree(k, v) for v in obj)
+    if _is_array(obj):
+        if isinstance(obj, np.ndarray) and k.backend.array_type is not np.ndarray:
+            return _Out(obj, obj.dtype.name)  # e.g. to_numpy's own result
+        values = np.array(k.to_numpy(obj), copy=True)
+        assert tuple(obj.shape) == values.shape, \
+            f"the array's shape attribute {tuple(obj.shape)} disagrees with its values " \
+            f"{values.shape}"
+        return _Out(values, k.backend.dtype_of(obj))
+    return obj
+
+
+def _check_array_types(k, out, where):
+    if isinstance(out, (tuple, list)):
+        for o in out:
+            _check_array_types(k, o, where)
+        return
+    array_type = k.backend.array_type
+    if _is_array(out) and not (tuple(out.shape) == () and  # immutable 0-d scalars are allowed
+                               type(out).__module__ == array_type.__module__):
+        assert isinstance(out, array_type), \
+            f"{where}: returned a {type(out).__name__}, not the backend's array type " \
+            f"{k.backend.array_type.__name__}"
+
+
+def check_kernel_forward(op: OpInfo, device: str, dtype: str) -> int:
+    """The kernel of ``device``'s table agrees with the reference backend's."""
+    reg = get_registry()
+    k, rk = reg.table(device), reg.table(reference_device(device))
+    if op.random:
+        return _check_random_kernel(op, k, dtype)
+    n = 0
+    for s in op.samples(device, dtype):
+        where = _where(op, s, device, dtype)
+        args, kwargs = _materialize((s.args, s.kwargs), k, dtype, upcast=False)
+        out = op.op(k, *args, **kwargs)
+        if op.name != "to_numpy":
+            _check_array_types(k, out, where)
+        got = _host_tree(k, out)
+        rargs, rkw = _materialize((s.args, s.kwargs), rk, dtype, upcast=True)
+        expected = _host_tree(rk, op.op(rk, *rargs, **rkw))
+        if dtype in FLOATS and dtype != "float64":
+            targs, tkw = _materialize((s.args, s.kwargs), rk, dtype, upcast=False)
+            expected_t = _host_tree(rk, op.op(rk, *targs, **tkw))
+        else:
+            expected_t = expected
+        _compare_kernel(op, k, got, expected, expected_t, where, dtype)
+        n += 1
+    return n
+
+
+def check_kernel_inputs_unchanged(op: OpInfo, device: str, dtype: str) -> int:
+    """The kernel writes none of its input arrays (except those it is defined to write)."""
+    k = get_registry().table(device)
+    n = 0
+    for s in op.samples(device, dtype):
+        where = _where(op, s, device, dtype)
+        args = _materialize(s.args, k, dtype, upcast=False)
+        kwargs = _materialize(s.kwargs, k, dtype, upcast=False)
+        arrays = []
+
+        def note(v, pos):
+            if _is_array(v) and not isinstance(v, type):
+                arrays.append((pos, v, np.array(k.to_numpy(v), copy=True)))
+        for i, a in enumerate(args):
+            if i in op.mutates:
+                continue
+            tree_map(lambda v, i=i: note(v, i), a)
+        op.op(k, *args, **kwargs)
+        for pos, arr, before in arrays:
+            _exactly(np.asarray(k.to_numpy(arr)), before, f"{where}: argument {pos} was modified")
+        n += 1
+    return n
+
+
+def _check_random_kernel(op: OpInfo, k, dtype: str) -> int:
+    where = f"{op.name} on {k.device_type} in {dtype}"
+    if op.name == "seed":
+        k.seed(1234)
+        a = np.asarray(k.to_numpy(k.uniform((16,), "float32", None)))
+        k.seed(1234)
+        b = np.asarray(k.to_numpy(k.uniform((16,), "float32", None)))
+        k.seed(4321)
+        c = np.asarray(k.to_numpy(k.uniform((16,), "float32", None)))
+        _exactly(a, b, f"{where}: the same seed gave a different stream")
+        assert not np.array_equal(a, c), f"{where}: different seeds gave the same stream"
+        return 1
+    k.seed(99)
+    n = 0
+    for s in op.samples(k.device_type, dtype):
+        args = _materialize(s.args, k, dtype, upcast=False)
+        out = op.op(k, *args)
+        _check_array_types(k, out, where)
+        vals = np.asarray(k.to_numpy(out))
+        assert k.backend.dtype_of(out) == dtype, f"{where}: dtype {k.backend.dtype_of(out)}, expected {dtype}"
+        assert vals.shape == tuple(s.args[0]), f"{where}: shape {vals.shape}, expected {s.args[0]}"
+        assert np.isfinite(vals).all(), f"{where}: non-finite samples"
+        if op.name == "uniform":
+            assert ((vals >= 0) & (vals < 1)).all(), f"{where}: samples outside [0, 1)"
+        n += 1
+    big = np.asarray(k.to_numpy(op.op(k, (400,), dtype, None)), dtype=np.float64)
+    mean, std = (0.5, math.sqrt(1 / 12)) if op.name == "uniform" else (0.0, 1.0)
+    assert abs(big.mean() - mean) < 5 * std / 20, f"{where}: sample mean {big.mean():.3f}"
+    assert abs(big.std() - std) < 0.25 * std, f"{where}: sample std {big.std():.3f}"
+    return n
