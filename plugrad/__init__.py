@@ -16,7 +16,8 @@ from plugrad.core.printing import get_printoptions, printoptions, set_printoptio
 from plugrad.core.registry import BackendError
 from plugrad.core.tensor import Size, Tensor
 from plugrad.core.ops._base import DeviceError, DTypeError, OpError, ShapeError
-from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, from_numpy, full,
+from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack,
+                                    from_numpy, full,
                                     full_like, linspace, logspace, ones, ones_like, tensor,
                                     zeros, zeros_like)
 from plugrad.core.random import (Generator, bernoulli, default_generator, initial_seed,

@@ -14,11 +14,23 @@ from plugrad.core.tensor import Tensor, _wrap, table_for
 
 
 def resolve_device(device) -> Device:
+    """The device a new tensor goes to. A bare multi-device type (``"cuda"``) means its
+    current device, so ``"cuda"`` and ``"cuda:0"`` tensors mix as in PyTorch."""
     if device is None:
-        return get_default_device()
-    if isinstance(device, int):
+        dev = get_default_device()
+    elif isinstance(device, int):
         return Device("cuda", device)
-    return Device(device)
+    else:
+        dev = Device(device)
+    return with_index(dev)
+
+
+def with_index(dev: Device) -> Device:
+    if dev.index is not None or dev.type in ("cpu", "ref"):
+        return dev
+    backend = table_for(dev).backend
+    current = getattr(backend, "current_device", None)
+    return Device(dev.type, current()) if current is not None else dev
 
 
 def _finish(data, dtype, device, k, requires_grad) -> Tensor:
@@ -315,3 +327,30 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     n, m = _sizes((n, n if m is None else m), "eye")
     return tensor(np.eye(n, m), dtype=_default(dtype), device=device,
                   requires_grad=requires_grad)
+
+
+_DLPACK_CPU, _DLPACK_CUDA = 1, 2
+
+
+def from_dlpack(obj) -> Tensor:
+    """A tensor sharing memory with any object that exports DLPack (NumPy, PyTorch, CuPy,
+    JAX arrays): zero-copy on ``cpu`` and ``cuda``."""
+    if isinstance(obj, Tensor):
+        return obj.detach()
+    if not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack: {type(obj).__name__} does not export __dlpack__")
+    kind, index = obj.__dlpack_device__()
+    if int(kind) == _DLPACK_CPU:
+        data = np.from_dlpack(obj)
+        dev = Device("cpu")
+    elif int(kind) == _DLPACK_CUDA:
+        dev = Device("cuda", int(index))
+        data = table_for(dev).backend.from_dlpack(obj, int(index))
+    else:
+        raise TypeError(f"from_dlpack: DLPack device type {int(kind)} has no plugrad backend "
+                        f"(supported: CPU and CUDA)")
+    k = table_for(dev)
+    dt = _dt.get_dtype(str(data.dtype))
+    if dev.type == "cpu" and k.backend.array_type is not np.ndarray:
+        data = k.from_numpy(data, dt.name, None)
+    return _wrap(data, dt, dev, k)

@@ -356,7 +356,8 @@ class Tensor:
         if dtype is not None:
             out = conversion.to_dtype(out, _dt.get_dtype(dtype))
         if device is not None:
-            out = conversion.to_device(out, Device(device))
+            from plugrad.core.factories import with_index
+            out = conversion.to_device(out, with_index(Device(device)))
         if copy and out is self:
             out = self.clone()
         return out
@@ -384,6 +385,21 @@ class Tensor:
     def short(self): return self.to(_dt.int16)
     def bool(self): return self.to(_dt.bool_)
     def byte(self): return self.to(_dt.uint8)
+
+    def __dlpack__(self, *, stream=None, **kwargs):
+        """Export through DLPack: zero-copy for NumPy and CuPy arrays; backends whose arrays
+        do not speak DLPack export a host copy."""
+        data = self._data
+        if not hasattr(data, "__dlpack__") or not hasattr(data, "flags"):
+            data = np.array(self._k.to_numpy(data), order="C")  # keeps 0-d as 0-d
+        return data.__dlpack__(stream=stream, **kwargs) if stream is not None else \
+            data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        data = self._data
+        if hasattr(data, "__dlpack_device__") and hasattr(data, "flags"):
+            return data.__dlpack_device__()
+        return (1, 0)
 
     def __reduce_ex__(self, protocol):
         raise TypeError("plugrad tensors are not picklable; use plugrad.save (safetensors)")

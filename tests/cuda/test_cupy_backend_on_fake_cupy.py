@@ -84,7 +84,7 @@ def test_fake_cuda_factories(fake_cuda):
                   (plugrad.randn(3, 3, device="cuda"), plugrad.float32),
                   (plugrad.rand(3, dtype=plugrad.float16, device="cuda"), plugrad.float16),
                   (plugrad.tensor(2.0, dtype=plugrad.float64, device="cuda"), plugrad.float64)]:
-        assert t.device == "cuda" and t.is_cuda and on_gpu(t) and t.dtype is dt
+        assert t.device == "cuda:0" and t.is_cuda and on_gpu(t) and t.dtype is dt
     assert plugrad.tensor(2.0, device="cuda").shape == ()  # 0-d stays 0-d
     assert plugrad.arange(5, device="cuda").tolist() == [0, 1, 2, 3, 4]
     r = plugrad.rand(1000, dtype=plugrad.float16, device="cuda").cpu().numpy()
@@ -101,7 +101,7 @@ def test_fake_cuda_elementwise_broadcasting_and_weak_scalars(fake_cuda):
                      plugrad.where(a > 0, a, 0.0), a ** 2, a ** 3, a.sigmoid(), a.tanh(),
                      (a * 1000).floor() // 7, a.sign(), plugrad.maximum(a, b)]
     for c, g in zip(outs["cpu"], outs["cuda"]):
-        assert g.device == "cuda" and on_gpu(g)
+        assert g.device == "cuda:0" and on_gpu(g)
         same(c, g, 1e-5)
     i = plugrad.arange(4, device="cuda")
     assert (i * 2).dtype is plugrad.int64 and (i * 2.5).dtype is plugrad.float32
@@ -310,13 +310,13 @@ def test_fake_cuda_training_step_never_copies_to_the_host(fake_cuda):
 def test_fake_cuda_moves_and_autograd_across_devices(fake_cuda):
     a = plugrad.randn(3, requires_grad=True)
     g = a.to("cuda")
-    assert g.device == "cuda" and on_gpu(g) and g.requires_grad
+    assert g.device == "cuda:0" and on_gpu(g) and g.requires_grad
     (g * g).sum().backward()
     assert a.grad.device == "cpu"
     same(a.grad, (2 * a).detach())
     back = g.cpu()
     assert back.device == "cpu" and isinstance(back._data, np.ndarray)
-    assert plugrad.zeros(2).cuda().device == "cuda"
+    assert plugrad.zeros(2).cuda().device == "cuda:0"
 
 
 def test_fake_cuda_device_mismatch_names_both_devices(fake_cuda):
@@ -382,13 +382,13 @@ def test_fake_cuda_load_with_map_location(fake_cuda, tmp_path):
     path = tmp_path / "ckpt.safetensors"
     plugrad.save(sd, path)
     loaded = plugrad.load(path, map_location="cuda")
-    assert all(t.device == "cuda" and on_gpu(t) for t in loaded.values())
+    assert all(t.device == "cuda:0" and on_gpu(t) for t in loaded.values())
     same(loaded["weight"], sd["weight"])
     plugrad.save({"weight": loaded["weight"]}, tmp_path / "gpu.safetensors")
     back = plugrad.load(tmp_path / "gpu.safetensors", map_location="cpu")
     assert back["weight"].device == "cpu"
     again = plugrad.load(tmp_path / "gpu.safetensors")
-    assert again["weight"].device == "cuda"
+    assert again["weight"].device == "cuda:0"
 
 
 def test_fake_cuda_dlpack_import(fake_cuda):
@@ -416,3 +416,11 @@ def test_without_cupy_cuda_is_unavailable_and_import_does_not_load_cupy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert "plugrad[cuda12]" in out and "not available" in out
+
+
+def test_fake_cuda_bare_cuda_means_the_current_device(fake_cuda):
+    """``"cuda"`` tensors land on ``cuda:0`` and mix with explicit ``cuda:0`` ones."""
+    a = plugrad.ones(2, device="cuda")
+    b = plugrad.ones(2, device="cuda:0")
+    assert a.device == "cuda:0" and (a + b).tolist() == [2.0, 2.0]
+    assert plugrad.ones(2).to("cuda").device == "cuda:0"
