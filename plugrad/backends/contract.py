@@ -504,6 +504,14 @@ class Backend(abc.ABC):
             order = np.argsort(a, axis=axis, kind="stable")
         return self.from_numpy(order.astype(np.int64), "int64", None)
 
+    def update_(self, op: str, dst, value):
+        """``dst = op(dst, value)`` written into ``dst`` in place, for ``op`` one of ``add``,
+        ``sub``, ``mul``, ``div`` (``value``: an array of ``dst``'s dtype broadcastable to it,
+        or a Python scalar). Returns ``dst``, or a new array where ``assign`` would. The
+        optimizers' updates run through this, so a backend with ``out=`` support saves a
+        temporary and a pass over memory."""
+        return self.assign(dst, (), getattr(self, op)(dst, value))
+
     def softmax(self, x, axis: int):
         """``exp(x - max) / sum(exp(x - max))`` along ``axis``."""
         e = self.exp(self.sub(x, self.max(x, (axis,), True)))

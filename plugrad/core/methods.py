@@ -122,14 +122,22 @@ _AUGMENTED = {
 }
 
 
+#: In-place arithmetic with a direct path into the tensor's array (``Backend.update_``).
+_FAST_ARITH = {"add_": "add", "sub_": "sub", "mul_": "mul", "div_": "div", "__iadd__": "add",
+               "__isub__": "sub", "__imul__": "mul", "__itruediv__": "div"}
+
+
 def _bind() -> None:
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)
     for name, fn in _OPERATORS.items():
         setattr(Tensor, name, fn)
     for name, fn in {**_INPLACE, **_AUGMENTED}.items():
-        setattr(Tensor, name, inplace._binary_inplace(name, fn) if name.startswith("__")
-                else inplace._unary_inplace(name, fn))
+        if name in _FAST_ARITH:
+            setattr(Tensor, name, inplace._arith_inplace(name, fn, _FAST_ARITH[name]))
+        else:
+            setattr(Tensor, name, inplace._binary_inplace(name, fn) if name.startswith("__")
+                    else inplace._unary_inplace(name, fn))
     # `x.T` / `x.mT`: PyTorch's properties
     Tensor.T = property(lambda self: S.permute(self, tuple(range(self.ndim))[::-1]))
     Tensor.mT = property(lambda self: S.transpose(self, -2, -1))

@@ -7,14 +7,11 @@ every tensor holds its table. An op is then ``tensor._k.mul(a, b)``.
 """
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import os
 import threading
 import warnings
 
-import pluggy
-
-from plugrad.backends import hooks
 from plugrad.backends.contract import (CONTRACT_VERSION, Backend, optional_kernels,
                                        required_primitives)
 
@@ -54,6 +51,9 @@ class Registry:
     """Registered backends by device type, their origins, and plugins that failed."""
 
     def __init__(self):
+        import pluggy  # here, not at import: pluggy pulls in importlib.metadata (~20 ms)
+
+        from plugrad.backends import hooks
         self.pm = pluggy.PluginManager(hooks.PROJECT)
         self.pm.add_hookspecs(hooks.BackendSpecs)
         self._lock = threading.RLock()
@@ -144,6 +144,7 @@ class Registry:
             return
         blocked = {n.strip() for n in os.environ.get("PLUGRAD_BLOCK_PLUGINS", "").split(",")
                    if n.strip()}
+        import importlib.metadata
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             if ep.name in blocked or self.pm.has_plugin(ep.name):
                 continue

@@ -942,6 +942,16 @@ def k_assign(make, dtype):
     yield S((make(), (), make()), name="0-d")
 
 
+def k_update(make, dtype):
+    ops = ("add", "sub", "mul", "div") if dtype in FLOATS else ("add", "sub", "mul")
+    for op in ops:
+        yield S((op, make(2, 3), make(2, 3, nonzero=op == "div")), name=f"{op} same shape")
+        yield S((op, make(2, 3), make(3, nonzero=op == "div")), name=f"{op} broadcast")
+    v = 3 if dtype in INTS else 0.5
+    yield S(("mul", make(2, 3), v), name="scalar")
+    yield S(("add", make(), make()), name="0-d")
+
+
 def k_where(make, dtype):
     yield S((make.mask((2, 3)), make(2, 3), make(2, 3)), name="same shape")
     yield S((make.mask((2, 1)), make(3), make(2, 3)), name="broadcast")
@@ -1117,6 +1127,7 @@ _add(
     _K("to_numpy", k_unary(), fn=lambda k, x: np.array(k.to_numpy(x), copy=True)),
     _K("astype", k_cast), _K("copy", k_unary()),
     _K("assign", k_assign, mutates=(0,)),
+    _K("update_", k_update, NUMS, mutates=(1,)),
 )
 _add(
     _K("neg", k_unary(), NUMS), _K("abs", k_unary(), NUMS),

@@ -699,6 +699,21 @@ def case_sigmoid():
 
 
 @optional
+def case_update_():
+    for dtype in ("float32", "float64", "int64"):
+        for op, fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+            a, b = rand((2, 3), dtype), rand((3,), dtype)
+            dst = ref(a)
+            out = B.update_(op, dst, ref(b))
+            check(out, fn(a, b), dtype)
+            check(dst if out is dst else out, fn(a, b), dtype)
+        a = rand((2, 3), dtype)
+        check(B.update_("mul", ref(a), 2), a * 2, dtype)
+    a, b = rand((2, 3), "float64"), rand((2, 3), "float64")
+    check(B.update_("div", ref(a), ref(b)), a / b, "float64")
+
+
+@optional
 def case_log1p():
     _unary_case("log1p", np.log1p)
     tiny = np.array([1e-10, -1e-10, 1e-30, 0.0], "float32")

@@ -16,6 +16,9 @@ _quiet = np.errstate  # entered per call: an errstate object cannot be re-entere
 _F16 = np.dtype(np.float16)
 
 
+_UPDATE_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
 def _size(shape) -> int:
     n = 1
     for s in shape:
@@ -137,6 +140,14 @@ class NumPyBackend(ArrayAPIBackend):
             return np.multiply(a, a)  # the commonest case: exact, fast, cannot warn
         with _quiet(all="ignore"):
             return np.power(a, b)
+
+    def update_(self, op, dst, value):
+        if type(dst) is not np.ndarray or not dst.flags.writeable:
+            return super().update_(op, dst, value)
+        if op == "div" and not _is_nonzero_scalar(value):
+            with _quiet(divide="ignore", invalid="ignore", over="ignore"):
+                return np.divide(dst, value, out=dst)
+        return _UPDATE_UFUNCS[op](dst, value, out=dst)
 
     def sigmoid(self, x):
         e = np.exp(-np.abs(x))

@@ -100,6 +100,51 @@ def _binary_inplace(name, fn):
     return method
 
 
+_FAST_SCALARS = (int, float)
+
+
+def _fast_update(x, kernel, other, alpha):
+    """``x op= other`` written straight into ``x``'s array when nothing is recorded and no
+    promotion or broadcast of ``x`` is involved (the optimizers' hot path): one kernel call,
+    no temporary result. Returns None when the general path must run."""
+    if isinstance(other, Tensor):
+        if other.dtype is not x.dtype or other.device is not x.device:
+            return None
+        oshape, xshape = other._data.shape, x._data.shape
+        if oshape != xshape and (len(oshape) > len(xshape) or any(
+                o not in (1, n) for o, n in zip(oshape[::-1], xshape[::-1]))):
+            return None
+        value = other._data if alpha == 1 else x._k.mul(other._data, alpha)
+    elif type(other) in _FAST_SCALARS and x.dtype.kind == "f":
+        value = float(other) * alpha
+    else:
+        return None
+    if kernel == "div" and not x.dtype.is_floating_point:
+        return None
+    x._data = x._k.update_(kernel, x._data, value)
+    x._vc[0] += 1
+    return x
+
+
+def _arith_inplace(name, fn, kernel):
+    """``add_``/``sub_``/``mul_``/``div_`` and ``+=`` etc.: the fast path above, else the
+    general in-place machinery (graph recording, promotion checks, errors)."""
+    general = _unary_inplace(name, fn)
+
+    def method(self, other, *args, **kwargs):
+        if not args and (not _state.enabled or not (
+                self._rg or (isinstance(other, Tensor) and other._rg))):
+            alpha = kwargs.get("alpha", 1) if len(kwargs) <= 1 and (
+                not kwargs or "alpha" in kwargs) else None
+            if alpha is not None and not isinstance(alpha, Tensor):
+                done = _fast_update(self, kernel, other, alpha)
+                if done is not None:
+                    return done
+        return general(self, other, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
 def _unary_inplace(name, fn):
     same_shape = name not in _RESHAPING
 
