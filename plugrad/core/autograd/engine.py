@@ -34,13 +34,20 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     With ``inputs``, return their gradients; ``accumulate`` says whether leaves' ``.grad``
     are updated (``backward``) or not (``autograd.grad``).
     """
-    roots = []
-    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-        edge = edge_of(t)
+    if len(tensors) == 1:  # the usual loss.backward(): skip the general bookkeeping
+        edge = edge_of(tensors[0])
         if edge is None:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               f"have a grad_fn")
-        roots.append((edge, g))
+            raise RuntimeError("element 0 of tensors does not require grad and does not have "
+                               "a grad_fn")
+        roots = [(edge, grad_tensors[0])]
+    else:
+        roots = []
+        for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+            edge = edge_of(t)
+            if edge is None:
+                raise RuntimeError(f"element {i} of tensors does not require grad and does "
+                                   f"not have a grad_fn")
+            roots.append((edge, g))
 
     # Count, for every node, how many edges lead into it: it runs when all have delivered.
     deps: dict = {}
@@ -71,7 +78,7 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
                 raise RuntimeError(f"input {i} of autograd.grad does not require grad")
             capture_at.setdefault(edge, []).append(i)
 
-    stored_arrays: set = {id(g._data) for _, g in roots}  # user-given grads are never stored as-is
+    stored_arrays = {id(g._data) for _, g in roots}  # user-given grads are never stored as-is
     ready = []
     for (node, _), _g in roots:
         if node not in deps and node not in ready:
@@ -186,4 +193,8 @@ def _accumulate_grad(var, g, create_graph: bool, stored_arrays: set) -> None:
     elif create_graph or var._grad.requires_grad:
         var._grad = var._grad + g
     else:
-        var._grad._inplace_assign(var._grad._k.add(var._grad._data, g._data))
+        grad = var._grad
+        if g.dtype is not grad.dtype:
+            g = g.to(grad.dtype)
+        grad._data = grad._k.update_("add", grad._data, g._data)
+        grad._vc[0] += 1
