@@ -57,7 +57,7 @@ class Tensor:
             src = tensor(args[0], dtype=dtype or _dt.get_default_dtype(), device=device)
         else:
             src = empty(*args, dtype=dtype, device=device)
-        _init(self, src._data, src.dtype, src.device, src._k)
+        _adopt(self, src)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -446,19 +446,11 @@ def _looks_like_dtype(spec) -> bool:
 _new = object.__new__
 
 
-def _init(t, data, dtype, device, k) -> None:
-    t._data = data
-    t.dtype = dtype
-    t.device = device
-    t._k = k
-    t._rg = False
-    t.grad_fn = None
-    t._grad = None
-    t._vc = [0]
-    t._output_nr = 0
-    t._accum = None
-    t._hooks = None
-    t._retains_grad = False
+def _adopt(t, src) -> None:
+    """Give ``t`` (made by ``Tensor(...)``) the state of the freshly made ``src``."""
+    for name in Tensor.__slots__:
+        if name not in ("__dict__", "__weakref__"):
+            setattr(t, name, getattr(src, name))
 
 
 def _wrap(data, dtype, device, k, cls=Tensor) -> Tensor:

@@ -107,6 +107,8 @@ def _fast_update(x, kernel, other, alpha):
     """``x op= other`` written straight into ``x``'s array when nothing is recorded and no
     promotion or broadcast of ``x`` is involved (the optimizers' hot path): one kernel call,
     no temporary result. Returns None when the general path must run."""
+    if x.dtype.kind == "b" or (kernel == "div" and not x.dtype.is_floating_point):
+        return None  # bool "+" is logical or, int "/" promotes: the general path knows
     if isinstance(other, Tensor):
         if other.dtype is not x.dtype or other.device is not x.device:
             return None
@@ -118,8 +120,6 @@ def _fast_update(x, kernel, other, alpha):
     elif type(other) in _FAST_SCALARS and x.dtype.kind == "f":
         value = float(other) * alpha
     else:
-        return None
-    if kernel == "div" and not x.dtype.is_floating_point:
         return None
     x._data = x._k.update_(kernel, x._data, value)
     x._vc[0] += 1
