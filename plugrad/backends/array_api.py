@@ -266,9 +266,10 @@ def _quiet():
     return np.errstate(all="ignore")
 
 
-def _along_axis_key(index: np.ndarray, axis: int) -> tuple:
+def _along_axis_key(index, axis: int, xp=np) -> tuple:
     """The fancy-index key that addresses ``out[..., index, ...]`` along ``axis`` with every
-    other dimension enumerated, as ``np.take_along_axis`` builds it."""
+    other dimension enumerated, as ``np.take_along_axis`` builds it (built with ``xp``, so a
+    CuPy index gets a key on its own device)."""
     key = []
     for d, n in enumerate(index.shape):
         if d == axis:
@@ -276,5 +277,5 @@ def _along_axis_key(index: np.ndarray, axis: int) -> tuple:
         else:
             shape = [1] * index.ndim
             shape[d] = n
-            key.append(np.arange(n).reshape(shape))
+            key.append(xp.arange(n).reshape(shape))
     return tuple(key)

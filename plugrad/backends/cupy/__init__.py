@@ -21,10 +21,11 @@ import math
 
 import numpy as np
 
-from plugrad.backends.array_api import ArrayAPIBackend
+from plugrad.backends.array_api import ArrayAPIBackend, _along_axis_key
 from plugrad.backends.contract import optional_kernels, required_primitives
 from plugrad.backends.cupy.kernels import FUSED_DTYPES, Kernels
 from plugrad.backends.hooks import hookimpl
+from plugrad.backends.numpy.nn_kernels import _taps as _numpy_taps
 
 
 def _import_cupy():
@@ -329,18 +330,8 @@ class CuPyBackend(ArrayAPIBackend):
         return self.cp.take(x, index, axis=axis)
 
     def _key(self, index, axis):
-        """The fancy-index key addressing ``out[..., index, ...]`` along ``axis``, built on
-        the device (never a host round trip)."""
-        cp = self.cp
-        key = []
-        for d, n in enumerate(index.shape):
-            if d == axis:
-                key.append(index)
-            else:
-                shape = [1] * index.ndim
-                shape[d] = n
-                key.append(cp.arange(n).reshape(shape))
-        return tuple(key)
+        """The fancy-index key along ``axis``, built on the device (no host round trip)."""
+        return _along_axis_key(index, axis, self.cp)
 
     def scatter_add(self, x, axis, index, src):
         cp = self.cp
@@ -415,20 +406,8 @@ class CuPyBackend(ArrayAPIBackend):
 
     # ------------------------------------------------------------------ nn kernels
     def _taps(self, x, kernel, stride, padding, dilation, value=0):
-        """Contiguous im2col ``(N, C, kh*kw, OH, OW)``: one strided-slice copy per tap."""
-        cp = self.cp
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        if any(p for pair in padding for p in pair):
-            x = cp.pad(x, ((0, 0), (0, 0)) + tuple(padding), mode="constant",
-                       constant_values=value)
-        n, c, hp, wp = x.shape
-        oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
-        out = cp.empty((n, c, kh * kw, oh, ow), dtype=x.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                out[:, :, i * kw + j] = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                                          j * dw:j * dw + sw * (ow - 1) + 1:sw]
-        return out
+        """Contiguous im2col: the NumPy backend's code, on CuPy."""
+        return _numpy_taps(x, kernel, stride, padding, dilation, value, xp=self.cp)
 
     def unfold2d(self, x, kernel, stride, padding, dilation, value=0):
         cols = self._taps(x, kernel, stride, padding, dilation, value)

@@ -13,15 +13,16 @@ import numpy as np
 from plugrad.backends.numpy import NumPyBackend
 
 
-def _taps(x, kernel, stride, padding, dilation, value=0):
+def _taps(x, kernel, stride, padding, dilation, value=0, xp=np):
     """Contiguous im2col ``(N, C, kh*kw, OH, OW)`` of ``x`` padded by ``value``: one strided
-    slice copy per kernel tap (faster than copying a 6-D sliding-window view)."""
+    slice copy per kernel tap (faster than copying a 6-D sliding-window view). ``xp`` is the
+    array namespace: the CuPy backend runs the same code."""
     (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
     if any(p for pair in padding for p in pair):
-        x = np.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=value)
+        x = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), mode="constant", constant_values=value)
     n, c, hp, wp = x.shape
     oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
-    out = np.empty((n, c, kh * kw, oh, ow), dtype=x.dtype)
+    out = xp.empty((n, c, kh * kw, oh, ow), dtype=x.dtype)
     for i in range(kh):
         for j in range(kw):
             out[:, :, i * kw + j] = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
