@@ -41,35 +41,32 @@ def _as_tuple(x):
     return (x,) if isinstance(x, Tensor) else tuple(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
-    tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors) or (None,) * len(tensors)
-    if retain_graph is None:
-        retain_graph = create_graph
-    for i, t in enumerate(tensors):
+def _prepare(op, outputs, grad_outputs, retain_graph, create_graph):
+    """The checks ``backward`` and ``grad`` share: outputs in the graph, seed gradients."""
+    outputs = _as_tuple(outputs)
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    for i, t in enumerate(outputs):
         if not t._rg:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not "
                                f"have a grad_fn")
-    grads = _root_grads(tensors, grad_tensors, "backward")
-    run_backward(tensors, grads, retain_graph=retain_graph, create_graph=create_graph,
+    retain = create_graph if retain_graph is None else retain_graph
+    return outputs, _root_grads(outputs, grad_outputs, op), retain
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
+    tensors, grads, retain = _prepare("backward", tensors, grad_tensors, retain_graph,
+                                      create_graph)
+    run_backward(tensors, grads, retain_graph=retain, create_graph=create_graph,
                  inputs=_as_tuple(inputs))
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          allow_unused=None, materialize_grads=False):
     """Gradients of ``outputs`` w.r.t. ``inputs``, returned (``.grad`` is left alone)."""
-    outputs = _as_tuple(outputs)
+    outputs, grads, retain = _prepare("grad", outputs, grad_outputs, retain_graph, create_graph)
     inputs = _as_tuple(inputs)
-    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
-    if retain_graph is None:
-        retain_graph = create_graph
-    for i, t in enumerate(outputs):
-        if not t._rg:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               f"have a grad_fn")
-    grads = _root_grads(outputs, grad_outputs, "grad")
-    result = run_backward(outputs, grads, retain_graph=retain_graph, create_graph=create_graph,
+    result = run_backward(outputs, grads, retain_graph=retain, create_graph=create_graph,
                           inputs=inputs, accumulate=False)
     out = []
     for i, (t, g) in enumerate(zip(inputs, result)):
