@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import sys
+import time
 
 from plugrad.distributed._buffers import Buffer
 
@@ -118,6 +119,8 @@ def abort(code: int = 1, message: str | None = None) -> None:
     """End the whole job now, on every rank, with exit status ``code`` (``MPI_Abort``)."""
     if message:
         print(message, file=sys.stderr, flush=True)
+    sys.stderr.flush()
+    time.sleep(0.25)  # let the launcher forward what this rank printed before it is killed
     from mpi4py import MPI
     MPI.COMM_WORLD.Abort(int(code))
 
