@@ -88,42 +88,27 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     previous = state.enabled
     state.enabled = create_graph
     try:
+        simple = not capture_at and not anomaly._enabled
         while ready:
             node = ready.pop()
             pending = buffers.pop(node, None)
-            if node.n_outputs == 1:
-                grads = [pending]
-                missing = pending is None
-            else:
-                grads = pending or [None] * node.n_outputs
-                missing = all(g is None for g in grads)
-            if node.pre_hooks is not None and not missing:
-                _run_pre_hooks(node, grads)
-            if capture_at:
-                for nr, g in enumerate(grads):
-                    for i in capture_at.get((node, nr), ()):
-                        captured[i] = g
-            if type(node) is AccumulateGrad:
-                if accumulate and not missing and (inputs is None or (node, 0) in capture_at):
-                    _accumulate_grad(node.variable, grads[0], create_graph, stored_arrays)
-                continue
-            if missing:
-                outs = (None,) * len(node.next)
-            else:
-                if anomaly._enabled:  # checks saved tensors inside, to explain failures
-                    outs = anomaly.call_backward(node, grads)
-                else:
-                    if node._freed or node.versions:
-                        node.check_saved()
-                    outs = node.backward(*grads)
-                if node.post_hooks is not None:
-                    for hook in node.post_hooks:
-                        hook(outs, tuple(grads))
+            if simple and node.n_outputs == 1 and node.pre_hooks is None \
+                    and node.post_hooks is None and type(node) is not AccumulateGrad \
+                    and pending is not None:
+                # The common node: one output, no hooks, nothing to capture.
+                if node._freed or node.versions:
+                    node.check_saved()
+                outs = node.backward(pending)
                 if not retain_graph:
                     node.saved = ()
                     node._freed = True
                     if node._keeps_output:
                         node.release()
+            else:
+                outs = _run_node(node, pending, buffers, capture_at, captured, accumulate,
+                                 inputs, create_graph, retain_graph, stored_arrays)
+                if outs is None:
+                    continue
             for e, g in zip(node.next, outs):
                 if e is None:
                     continue
@@ -141,6 +126,45 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     finally:
         state.enabled = previous
     return captured
+
+
+def _run_node(node, pending, buffers, capture_at, captured, accumulate, inputs, create_graph,
+              retain_graph, stored_arrays):
+    """One node in full generality (hooks, captures, anomaly mode, several outputs, leaves).
+    Returns its input gradients, or None when it has none to hand on (a leaf)."""
+    if node.n_outputs == 1:
+        grads = [pending]
+        missing = pending is None
+    else:
+        grads = pending or [None] * node.n_outputs
+        missing = all(g is None for g in grads)
+    if node.pre_hooks is not None and not missing:
+        _run_pre_hooks(node, grads)
+    if capture_at:
+        for nr, g in enumerate(grads):
+            for i in capture_at.get((node, nr), ()):
+                captured[i] = g
+    if type(node) is AccumulateGrad:
+        if accumulate and not missing and (inputs is None or (node, 0) in capture_at):
+            _accumulate_grad(node.variable, grads[0], create_graph, stored_arrays)
+        return None
+    if missing:
+        return (None,) * len(node.next)
+    if anomaly._enabled:  # checks saved tensors inside, to explain failures
+        outs = anomaly.call_backward(node, grads)
+    else:
+        if node._freed or node.versions:
+            node.check_saved()
+        outs = node.backward(*grads)
+    if node.post_hooks is not None:
+        for hook in node.post_hooks:
+            hook(outs, tuple(grads))
+    if not retain_graph:
+        node.saved = ()
+        node._freed = True
+        if node._keeps_output:
+            node.release()
+    return outs
 
 
 def _add_to_buffer(buffers: dict, node, nr: int, g) -> None:
