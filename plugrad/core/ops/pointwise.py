@@ -52,11 +52,15 @@ class SubBackward0(_AddLike):
 def _add_like(op, sign, a, b, alpha):
     if alpha != 1:
         b = b * alpha
-    if sign < 0 and (_is_bool(a) or _is_bool(b)):
-        raise DTypeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
-                         "supported. If you are trying to invert a mask, use the `~` or "
-                         "`logical_not()` operator instead.")
-    k, dev, dt, ad, bd = binary_operands(op, a, b)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype \
+            and a.device is b.device and a.dtype is not _dt.bool_:
+        k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, b._data  # the common case
+    else:
+        if sign < 0 and (_is_bool(a) or _is_bool(b)):
+            raise DTypeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
+                             "supported. If you are trying to invert a mask, use the `~` or "
+                             "`logical_not()` operator instead.")
+        k, dev, dt, ad, bd = binary_operands(op, a, b)
     try:
         out = k.logical_or(ad, bd) if dt is _dt.bool_ else (
             k.add(ad, bd) if sign > 0 else k.sub(ad, bd))
@@ -93,7 +97,11 @@ class MulBackward0(Node):
 
 
 def mul(a, b):
-    k, dev, dt, ad, bd = binary_operands("mul", a, b)
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype \
+            and a.device is b.device:
+        k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, b._data  # the common case
+    else:
+        k, dev, dt, ad, bd = binary_operands("mul", a, b)
     try:
         out = k.logical_and(ad, bd) if dt is _dt.bool_ else k.mul(ad, bd)
     except Exception as exc:
