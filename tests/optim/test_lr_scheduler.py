@@ -203,3 +203,40 @@ def test_scheduler_errors():
         sched.step()
     with pytest.raises(TypeError, match="is not an Optimizer"):
         S.StepLR(object(), step_size=1)
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(mode="min", factor=0.5, patience=2),
+    dict(mode="max", factor=0.1, patience=1, threshold=0.1, threshold_mode="abs"),
+    dict(mode="min", factor=0.5, patience=0, cooldown=2, min_lr=0.02),
+])
+def test_reduce_on_plateau_matches_pytorch(kwargs):
+    torch = pytest.importorskip("torch")
+    metrics = [1.0, 0.9, 0.95, 0.97, 0.96, 0.8, 0.81, 0.82, 0.83, 0.84, 0.85, 0.7, 0.71, 0.72]
+    p = plugrad.zeros(2, requires_grad=True)
+    opt = plugrad.optim.SGD([p], lr=0.1)
+    sched = plugrad.optim.lr_scheduler.ReduceLROnPlateau(opt, **kwargs)
+    tp = torch.zeros(2, requires_grad=True)
+    topt = torch.optim.SGD([tp], lr=0.1)
+    tsched = torch.optim.lr_scheduler.ReduceLROnPlateau(topt, **kwargs)
+    for m in metrics:
+        sched.step(m)
+        tsched.step(m)
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
+
+
+def test_reduce_on_plateau_cuts_after_patience_closed_form():
+    p = plugrad.zeros(1, requires_grad=True)
+    opt = plugrad.optim.SGD([p], lr=1.0)
+    sched = plugrad.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    lrs = []
+    for m in [3.0, 3.0, 3.0, 3.0, 3.0]:
+        sched.step(m)
+        lrs.append(opt.param_groups[0]["lr"])
+    assert lrs == [1.0, 1.0, 0.5, 0.5, 0.25]
+
+
+def test_reduce_on_plateau_refuses_factor_at_least_one():
+    opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
+    with pytest.raises(ValueError, match="Factor should be < 1.0"):
+        plugrad.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=1.0)
