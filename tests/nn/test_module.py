@@ -283,3 +283,27 @@ def test_module_list_and_dict_register_children():
     assert [n for n, _ in d.named_parameters()] == ["a.weight", "a.bias"]
     del d["a"]
     assert list(d.keys()) == ["b"]
+
+
+def test_parameter_list_and_dict_register_and_train():
+    import plugrad.nn as nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ws = nn.ParameterList([plugrad.ones(2), plugrad.zeros(2)])
+            self.named = nn.ParameterDict({"scale": plugrad.tensor(2.0)})
+
+        def forward(self, x):
+            return (self.ws[0] * x + self.ws[1]).sum() * self.named["scale"]
+
+    net = Net()
+    names = [n for n, _ in net.named_parameters()]
+    assert names == ["ws.0", "ws.1", "named.scale"]
+    assert all(isinstance(p, nn.Parameter) for p in net.parameters())
+    net(plugrad.tensor([1.0, 2.0])).backward()
+    assert net.ws[0].grad.tolist() == [2.0, 4.0] and net.named["scale"].grad.item() == 3.0
+    net.ws.append(plugrad.ones(1))
+    assert len(net.ws) == 3 and "ws.2" in net.state_dict()
+    with pytest.raises(IndexError, match="out of range"):
+        net.ws[5]

@@ -174,3 +174,90 @@ class ModuleDict(Module):
         items = modules.items() if hasattr(modules, "items") else modules
         for key, m in items:
             self[key] = m
+
+
+class ParameterList(Module):
+    """A list of parameters, registered as ``"0"``, ``"1"``, ... (tensors are wrapped)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        for v in values or ():
+            self.append(v)
+
+    def _as_param(self, value):
+        from plugrad.nn.parameter import Parameter
+        return value if isinstance(value, Parameter) else Parameter(value)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters.values())
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList(list(self._parameters.values())[idx])
+        return self._parameters[str(_index("ParameterList", idx, len(self)))]
+
+    def __setitem__(self, idx, value) -> None:
+        self.register_parameter(str(_index("ParameterList", idx, len(self))),
+                                self._as_param(value))
+
+    def append(self, value) -> ParameterList:
+        self.register_parameter(str(len(self)), self._as_param(value))
+        return self
+
+    def extend(self, values) -> ParameterList:
+        for v in values:
+            self.append(v)
+        return self
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({i}): Parameter containing: [{p.dtype!r} of size {tuple(p.shape)}]"
+                         for i, p in enumerate(self))
+
+
+class ParameterDict(Module):
+    """A dict of parameters by name, registered in insertion order."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str):
+        return self._parameters[key]
+
+    def __setitem__(self, key: str, value) -> None:
+        from plugrad.nn.parameter import Parameter
+        self.register_parameter(key, value if isinstance(value, Parameter) else Parameter(value))
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self):
+        return iter(self._parameters)
+
+    def __contains__(self, key) -> bool:
+        return key in self._parameters
+
+    def keys(self):
+        return self._parameters.keys()
+
+    def items(self):
+        return self._parameters.items()
+
+    def values(self):
+        return self._parameters.values()
+
+    def update(self, parameters) -> None:
+        items = parameters.items() if hasattr(parameters, "items") else parameters
+        for key, p in items:
+            self[key] = p
+
+    def extra_repr(self) -> str:
+        return "\n".join(f"({k}): Parameter containing: [{p.dtype!r} of size {tuple(p.shape)}]"
+                         for k, p in self.items())
