@@ -123,6 +123,18 @@ def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
+def _default_(weight, bias) -> None:
+    """PyTorch's default initialisation of Linear and Conv layers: Kaiming-uniform with
+    ``a=sqrt(5)`` for the weight, ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` for the bias (left
+    at zero when the weight has no inputs)."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        if fan_in:
+            bound = 1 / math.sqrt(fan_in)
+            uniform_(bias, -bound, bound)
+
+
 def trunc_normal_(tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
                   b: float = 2.0, generator=None):
     """Normal(mean, std) conditioned on [a, b]: samples outside are redrawn (rejection), and

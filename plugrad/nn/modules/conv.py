@@ -2,7 +2,6 @@
 groups, bias; zero padding)."""
 from __future__ import annotations
 
-import math
 
 import plugrad
 from plugrad.nn import functional as F
@@ -57,12 +56,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        init._default_(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         n = self._n
