@@ -42,6 +42,7 @@ class KernelTable:
                 definer = next(c for c in type(backend).__mro__ if op in vars(c))
                 self.sources[op] = "composite" if definer is Backend else backend.name
             setattr(self, op, fn)
+        self.dtype_of = backend.dtype_of
 
     def __repr__(self) -> str:
         return f"<KernelTable {self.name} ({self.device_type})>"

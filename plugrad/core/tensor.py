@@ -280,13 +280,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
-        if (gradient is None and inputs is None and self._rg and self.dtype.is_floating_point
-                and self.numel() == 1):  # the usual `loss.backward()`: skip the general checks
-            seed = _wrap(self._k.full(self._data.shape, 1.0, self.dtype.name, self.device.index),
-                         self.dtype, self.device, self._k)
-            _engine().run_backward((self,), (seed,), retain_graph=bool(
-                create_graph if retain_graph is None else retain_graph),
-                create_graph=create_graph)
+        if (gradient is None and inputs is None and self.grad_fn is not None
+                and (not self._data.shape or self.numel() == 1)):
+            # the usual `loss.backward()`: skip the general checks
+            _engine().backward_scalar(self, bool(
+                create_graph if retain_graph is None else retain_graph), create_graph)
             return
         from plugrad.core.autograd import functional
         functional.backward(self, gradient, retain_graph=retain_graph,

@@ -18,7 +18,8 @@ from plugrad.core.tensor import Tensor
 from plugrad.testing._comparison import assert_close
 from plugrad.testing.opdb import DT, FLOATS, TOLERANCES, Arr, OpInfo
 
-__all__ = ["reference_device", "check_forward", "check_gradcheck", "check_variants",
+__all__ = ["reference_device", "check_forward", "check_gradcheck", "check_backward_paths",
+           "check_variants",
            "check_inputs_unchanged", "check_unsupported_dtype", "check_promotion",
            "check_kernel_forward", "check_kernel_inputs_unchanged", "promotion_table",
            "tolerance"]
@@ -197,6 +198,51 @@ _RESHAPING_INPLACE = {"squeeze_", "unsqueeze_", "t_", "transpose_"}
 
 def _exactly(actual, expected, where):
     assert_close(actual, expected, rtol=0.0, atol=0.0, equal_nan=True, msg=where)
+
+
+def check_backward_paths(op: OpInfo, device: str, dtype: str) -> int:
+    """``loss.backward()`` (which runs the nodes' array rules) and ``autograd.grad`` (which
+    runs their Tensor rules) give the same gradients, in the same dtypes."""
+    rng = np.random.default_rng(len(op.name))
+    n = 0
+    for s in op.samples(device, dtype):
+        if not s.grad:
+            continue
+        leaves: list[Tensor] = []
+
+        def leaf(v):
+            if isinstance(v, Tensor) and v.dtype.is_floating_point:
+                t = v.detach().requires_grad_(True)
+                leaves.append(t)
+                return t
+            return v
+        args, kwargs = tree_map(leaf, (s.args, s.kwargs))
+        out = op.op(*args, **kwargs)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+                if isinstance(o, Tensor) and o.requires_grad]
+        if not outs:
+            continue
+        loss = None
+        for o in outs:  # distinct weights: every output element gets its own gradient
+            w = plugrad.tensor(rng.uniform(0.5, 1.5, tuple(o.shape)), dtype=o.dtype,
+                               device=o.device)
+            term = (o * w).sum()
+            loss = term if loss is None else loss + term
+        where = _where(op, s, device, dtype)
+        expected = plugrad.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
+        loss.backward()
+        for i, (t, e) in enumerate(zip(leaves, expected)):
+            got = t.grad
+            if e is None:
+                assert got is None or not bool((got != 0).any()), \
+                    f"{where}: input {i}: backward() gave a gradient, autograd.grad none"
+                continue
+            assert got is not None, f"{where}: input {i}: backward() gave no gradient"
+            assert got.dtype is e.dtype, f"{where}: input {i}: dtype {got.dtype} vs {e.dtype}"
+            assert_close(got, e, rtol=0, atol=0, equal_nan=True,
+                         msg=f"{where}: input {i}: backward() and autograd.grad differ")
+        n += 1
+    return n
 
 
 def check_variants(op: OpInfo, device: str, dtype: str) -> int:

@@ -30,6 +30,9 @@ def _is_nonzero_scalar(v) -> bool:
     return isinstance(v, (int, float)) and v != 0 and v == v
 
 
+_DTYPE_NAMES: dict = {}
+
+
 class NumPyBackend(ArrayAPIBackend):
     """NumPy arrays on the host CPU."""
 
@@ -39,8 +42,13 @@ class NumPyBackend(ArrayAPIBackend):
                                  "float16", "float32", "float64"})
         self._xp = np
 
-    def dtype_of(self, x) -> str:
-        return x.dtype.name
+    @staticmethod
+    def dtype_of(x) -> str:
+        try:
+            return _DTYPE_NAMES[x.dtype]
+        except KeyError:  # ``np.dtype.name`` is a slow Python property: look it up once
+            name = _DTYPE_NAMES[x.dtype] = x.dtype.name
+            return name
 
     # ------------------------------------------------------------------ transfer, creation
     def from_numpy(self, a, dtype, device):
@@ -50,6 +58,8 @@ class NumPyBackend(ArrayAPIBackend):
         return np.asarray(x)
 
     def full(self, shape, value, dtype, device):
+        if not shape:  # np.full is Python code; a 0-d array (loss.backward()'s seed) needs none
+            return np.array(value, dtype=dtype)
         return np.full(shape, value, dtype=dtype)
 
     def arange(self, start, stop, step, dtype, device):

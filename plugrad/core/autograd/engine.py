@@ -8,6 +8,7 @@ from __future__ import annotations
 import weakref
 
 from plugrad.core.autograd import anomaly
+from plugrad.core.autograd import array_mode
 from plugrad.core.autograd import grad_mode
 from plugrad.core.autograd.node import AccumulateGrad
 
@@ -34,6 +35,9 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     With ``inputs``, return their gradients; ``accumulate`` says whether leaves' ``.grad``
     are updated (``backward``) or not (``autograd.grad``).
     """
+    if (len(tensors) == 1 and inputs is None and accumulate and not create_graph
+            and not anomaly._enabled and _on_arrays(tensors[0], grad_tensors[0], retain_graph)):
+        return None
     if len(tensors) == 1:  # the usual loss.backward(): skip the general bookkeeping
         edge = edge_of(tensors[0])
         if edge is None:
@@ -126,6 +130,50 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     finally:
         state.enabled = previous
     return captured
+
+
+def backward_scalar(root, retain_graph: bool, create_graph: bool) -> None:
+    """``loss.backward()`` of a one-element ``root`` with a graph: the usual call, kept short."""
+    k = root._k
+    seed = k.full(root._data.shape, 1.0, root.dtype.name, root.device.index)
+    if not create_graph and not anomaly._enabled:
+        fn = root.grad_fn
+        deps = array_mode.plan(fn)
+        if deps is not None:
+            state = grad_mode._state
+            previous = state.enabled
+            state.enabled = False
+            try:
+                array_mode.run(fn, root._output_nr, seed, deps, k, root.device, retain_graph,
+                               {id(seed)})
+            finally:
+                state.enabled = previous
+            return
+    global _wrap
+    if _wrap is None:
+        from plugrad.core.tensor import _wrap
+    run_backward((root,), (_wrap(seed, root.dtype, root.device, k),),
+                 retain_graph=retain_graph, create_graph=create_graph)
+
+
+def _on_arrays(root, seed, retain_graph: bool) -> bool:
+    """The usual ``loss.backward()`` on bare arrays (see :mod:`array_mode`); False when the
+    graph needs the general path (hooks, several devices, an unusual seed)."""
+    fn = root.grad_fn
+    if fn is None or seed.dtype is not root.dtype or seed.device is not root.device:
+        return False
+    deps = array_mode.plan(fn)
+    if deps is None:
+        return False
+    state = grad_mode._state
+    previous = state.enabled
+    state.enabled = False
+    try:
+        array_mode.run(fn, root._output_nr, seed._data, deps, root._k, root.device,
+                       retain_graph, {id(seed._data)})
+    finally:
+        state.enabled = previous
+    return True
 
 
 def _run_node(node, pending, buffers, capture_at, captured, accumulate, inputs, create_graph,

@@ -157,6 +157,9 @@ def _record(cls, ctx, args, tensor_args, outs):
                          for a in args)
     node.out_meta = tuple((tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor)
                           else ((), None, None) for o in outs)
+    devices = {a.device for a in tensor_args} | {o.device for o in outs if isinstance(o, Tensor)}
+    if len(devices) > 1:
+        node.crosses_devices = True
     fresh = []
     for nr, o in enumerate(outs):
         if not isinstance(o, Tensor):

@@ -31,10 +31,17 @@ class Node:
 
     # -------------------------------------------------------------- to override
     n_outputs = 1
+    crosses_devices = False  # True for nodes whose input and output live on different devices
 
     def backward(self, *grads):
-        """Gradients w.r.t. each input given the gradient of each output (None if unused)."""
+        """Gradients w.r.t. each input given the gradient of each output (None if unused).
+        Written with Tensor ops, so it can itself be differentiated: the reference rule."""
         raise NotImplementedError
+
+    #: Optional fast rule of a single-output node: ``backward_arrays(k, g)`` takes and
+    #: returns bare arrays of kernel table ``k``. Used when no graph of the backward pass
+    #: is recorded; must agree with ``backward`` (see ``array_mode``).
+    backward_arrays = None
 
     # -------------------------------------------------------------- engine side
     def name(self) -> str:

@@ -198,6 +198,22 @@ def sum_to(g: Tensor, shape: tuple) -> Tensor:
     return out
 
 
+def sum_to_array(k, g, shape: tuple):
+    """:func:`sum_to` on a bare array of kernel table ``k`` (the array-mode gradient rules)."""
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    if not shape:
+        return k.sum(g, None, False)
+    lead = len(gshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
+    out = k.sum(g, axes, True) if axes else g
+    if lead:
+        out = k.reshape(out, shape)
+    return out
+
+
 def grad_for(g: Tensor, t) -> Tensor | None:
     """``g`` reduced to the shape and dtype of operand ``t`` (None for a scalar operand)."""
     if not isinstance(t, Tensor):
@@ -234,6 +250,17 @@ class ExpandBackBackward(Node):
 
     def backward(self, g):
         return (_ops.reduction.sum(g, self.axes, keepdim=self.keepdim),)
+
+    def backward_arrays(self, k, g):
+        return (k.sum(g, self.axes, self.keepdim),)
+
+
+def expand_back_array(k, g, shape: tuple, axes, keepdim: bool):
+    """:func:`expand_back` on a bare array."""
+    if not keepdim:
+        g = k.reshape(g, tuple(1 if axes is None or i in axes else n
+                               for i, n in enumerate(shape)))
+    return k.broadcast_to(g, shape)
 
 
 def expand_back(g: Tensor, shape: tuple, axes, keepdim: bool) -> Tensor:

@@ -13,12 +13,22 @@ class SoftmaxBackward0(_UnaryNode):
         y = self.output_tensor()
         return (y * (g - (g * y).sum(self.axis, keepdim=True)),)
 
+    def backward_arrays(self, k, g):
+        y = self.output_array()
+        axes = (self.axis,) if y.shape else None
+        return (k.mul(y, k.sub(g, k.sum(k.mul(g, y), axes, True))),)
+
 
 class LogSoftmaxBackward0(_UnaryNode):
 
     def backward(self, g):
         y = self.output_tensor()
         return (g - y.exp() * g.sum(self.axis, keepdim=True),)
+
+    def backward_arrays(self, k, g):
+        y = self.output_array()
+        axes = (self.axis,) if y.shape else None
+        return (k.sub(g, k.mul(k.exp(y), k.sum(g, axes, True))),)
 
 
 def _softmax_like(op, kernel, node_cls, x, dim, dtype):

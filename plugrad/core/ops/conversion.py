@@ -20,6 +20,8 @@ def _record(x, r):
     if x._rg and _state.enabled and r.dtype.is_floating_point:
         node = ToCopyBackward0()
         node.dtype, node.device = x.dtype, x.device
+        if r.device is not x.device:
+            node.crosses_devices = True
         attach(r, node, (x,))
     return r
 

@@ -9,7 +9,8 @@ import math
 
 from plugrad.core.autograd.node import Node
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
-                                    broadcast_shapes, check_device, save, shape_str, sum_to)
+                                    broadcast_shapes, check_device, save, shape_str, sum_to,
+                                    sum_to_array)
 
 
 class MmBackward0(Node):
@@ -20,6 +21,21 @@ class MmBackward0(Node):
         ga = sum_to(matmul(g, b.mT), a._data.shape) if self.next[0] else None
         gb = sum_to(matmul(a.mT, g), b._data.shape) if self.next[1] else None
         return ga, gb
+
+    def backward_arrays(self, k, g):
+        a, b = self.saved
+        ad, bd = a._data, b._data
+        ga = gb = None
+        if self.next[0]:
+            ga = sum_to_array(k, k.matmul(g, k.permute(bd, _swap_last(len(bd.shape)))), ad.shape)
+        if self.next[1]:
+            gb = sum_to_array(k, k.matmul(k.permute(ad, _swap_last(len(ad.shape))), g), bd.shape)
+        return ga, gb
+
+
+def _swap_last(ndim: int) -> tuple:
+    """The axes order of ``.mT``."""
+    return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
 def _check(op, a, b):

@@ -55,6 +55,13 @@ class CrossEntropyBackward0(Node):
         grad = g.unsqueeze(1) * (self.scale.unsqueeze(1) * p - self.q)
         return (grad,)
 
+    def backward_arrays(self, k, g):
+        p = k.softmax(self.saved[0]._data, 1)
+        scale = self.scale._data
+        scale = k.reshape(scale, scale.shape[:1] + (1,) + scale.shape[1:])
+        g = k.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
+        return (k.mul(g, k.sub(k.mul(scale, p), self.q._data)),)
+
 
 def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
     """Check integer class targets against ``x`` of shape (N, C, d1, ...).

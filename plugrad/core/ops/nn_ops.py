@@ -119,6 +119,24 @@ class LinearBackward0(Node):
                 gb = g2.sum(0)
         return gx, gw, gb
 
+    def backward_arrays(self, k, g):
+        x, w = self.saved
+        xd = x._data
+        lead = g.shape[:-1]
+        g2 = g if len(lead) == 1 else k.reshape(g, (math.prod(lead), g.shape[-1]))
+        gx = gw = gb = None
+        if self.next[0]:
+            gx = k.matmul(g2, w._data)
+            if len(lead) != 1:
+                gx = k.reshape(gx, xd.shape)
+        if self.next[1]:
+            x2 = xd if len(xd.shape) == 2 else k.reshape(
+                xd, (math.prod(xd.shape[:-1]), xd.shape[-1]))
+            gw = k.matmul(k.permute(g2, (1, 0)), x2)
+        if len(self.next) > 2 and self.next[2]:
+            gb = k.sum(g2, (0,), False)
+        return gx, gw, gb
+
 
 def linear(x, weight, bias=None):
     """``x @ weight.T + bias`` as one node (backward: ``g @ w``, ``g.T @ x``, ``g.sum(0)``)."""
@@ -212,6 +230,20 @@ class ConvolutionBackward0(Node):
                                                 padding, dilation, groups), g.dtype, g.device, k)
         if len(self.next) > 2 and self.next[2]:
             gb = g.sum((0, 2, 3))
+        return gx, gw, gb
+
+    def backward_arrays(self, k, g):
+        x, w = self.saved
+        stride, padding, dilation, groups = self.geom
+        gx = gw = gb = None
+        if self.next[0]:
+            gx = k.conv2d_grad_input(g, w._data, tuple(x._data.shape[2:]), stride, padding,
+                                     dilation, groups)
+        if self.next[1]:
+            gw = k.conv2d_grad_weight(g, x._data, tuple(w._data.shape), stride, padding,
+                                      dilation, groups)
+        if len(self.next) > 2 and self.next[2]:
+            gb = k.sum(g, (0, 2, 3), False)
         return gx, gw, gb
 
 

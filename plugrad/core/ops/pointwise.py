@@ -6,7 +6,7 @@ import math
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import INPLACE_HINT, Node
 from plugrad.core.ops._base import (DTypeError, Tensor, _state, _wrap, attach, binary_operands,
-                                    grad_for, kernel_error, save, sum_to)
+                                    grad_for, kernel_error, save, sum_to, sum_to_array)
 
 _SCALARS = (bool, int, float)
 
@@ -28,7 +28,20 @@ def _grad_meta(g, meta):
     return g if g.dtype is dtype else g.to(dtype)
 
 
-class _AddLike(Node):
+def _mixed(node, dt, a, b) -> None:
+    """Mark ``node`` when an operand's dtype differs from the result's ``dt``: its array
+    rule then declines (the Tensor rule knows the promotions)."""
+    if (isinstance(a, Tensor) and a.dtype is not dt) or (isinstance(b, Tensor) and b.dtype is not dt):
+        node.mixed = True
+
+
+class _Binary(Node):
+    """A binary op's node; ``mixed`` says the operands' dtypes differ from the result's."""
+
+    mixed = False
+
+
+class _AddLike(_Binary):
     """add/sub backward: needs only the operands' shapes and dtypes."""
 
     def backward(self, g):
@@ -38,6 +51,19 @@ class _AddLike(Node):
         if self.next[1]:
             scale = self.alpha * self.sign
             gb = _grad_meta(g if scale == 1 else (-g if scale == -1 else g * scale), b)
+        return ga, gb
+
+    def backward_arrays(self, k, g):
+        if self.mixed:
+            return None
+        a, b = self.meta
+        ga = gb = None
+        if self.next[0]:
+            ga = g if g.shape == a[0] else sum_to_array(k, g, a[0])
+        if self.next[1]:
+            gb = k.neg(g) if self.sign < 0 else g
+            if gb.shape != b[0]:
+                gb = sum_to_array(k, gb, b[0])
         return ga, gb
 
 
@@ -72,6 +98,8 @@ def _add_like(op, sign, a, b, alpha):
         node.alpha = 1
         node.sign = sign
         node.meta = (_shape_only(a), _shape_only(b))
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:
+            _mixed(node, dt, a, b)
         attach(r, node, (a, b))
     return r
 
@@ -88,12 +116,34 @@ def rsub(a, b, alpha=1):
     return sub(b, a, alpha=alpha)
 
 
-class MulBackward0(Node):
+class MulBackward0(_Binary):
 
     def backward(self, g):
         a, b = self.saved
         return (_grad_meta(g * b, self.meta[0]) if self.next[0] else None,
                 _grad_meta(g * a, self.meta[1]) if self.next[1] else None)
+
+    def backward_arrays(self, k, g):
+        if self.mixed:
+            return None
+        a, b = self.saved
+        ga = gb = None
+        if self.next[0]:
+            ga = k.mul(g, b._data if isinstance(b, Tensor) else _as_float(b))
+            shape = self.meta[0][0]
+            if ga.shape != shape:
+                ga = sum_to_array(k, ga, shape)
+        if self.next[1]:
+            gb = k.mul(g, a._data if isinstance(a, Tensor) else _as_float(a))
+            shape = self.meta[1][0]
+            if gb.shape != shape:
+                gb = sum_to_array(k, gb, shape)
+        return ga, gb
+
+
+def _as_float(value):
+    """A Python scalar operand as the weak float a floating gradient is multiplied by."""
+    return value if type(value) is float else float(value)
 
 
 def mul(a, b):
@@ -117,16 +167,31 @@ def mul(a, b):
         node.versions = (sa._vc[0] if isinstance(sa, Tensor) else None,
                          sb._vc[0] if isinstance(sb, Tensor) else None)
         node.meta = (_shape_only(a), _shape_only(b))
+        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:
+            _mixed(node, dt, a, b)
         attach(r, node, (a, b))
     return r
 
 
-class DivBackward0(Node):
+class DivBackward0(_Binary):
 
     def backward(self, g):
         a, b = self.saved
         ga = grad_for(g / b, a) if self.next[0] else None
         gb = grad_for(-g * a / (b * b), b) if self.next[1] else None
+        return ga, gb
+
+    def backward_arrays(self, k, g):
+        if self.mixed:
+            return None
+        a, b = self.saved
+        ad = a._data if isinstance(a, Tensor) else _as_float(a)
+        bd = b._data if isinstance(b, Tensor) else _as_float(b)
+        ga = gb = None
+        if self.next[0]:
+            ga = sum_to_array(k, k.div(g, bd), a._data.shape)
+        if self.next[1]:
+            gb = sum_to_array(k, k.div(k.mul(k.neg(g), ad), k.mul(bd, bd)), b._data.shape)
         return ga, gb
 
 
@@ -160,6 +225,7 @@ def div(a, b, *, rounding_mode=None):
     if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
         node = DivBackward0()
         save_any(node, a, b)
+        _mixed(node, dt, a, b)
         attach(r, node, (a, b))
     return r
 
@@ -253,6 +319,18 @@ class PowBackward0(Node):
                 logs = math.log(base) if base > 0 else (0.0 if base == 0 else math.nan)
             gb = grad_for(g * y * logs, b)
         return ga, gb
+
+    def backward_arrays(self, k, g):
+        a, b, _ = self.saved
+        if self.next[1] or not isinstance(b, _SCALARS):
+            return None  # a tensor exponent: the Tensor rule
+        if b == 0:
+            ga = k.mul(g, 0.0)
+        elif b == 2:
+            ga = k.mul(k.mul(g, 2.0), a._data)
+        else:
+            ga = k.mul(k.mul(g, float(b)), k.pow(a._data, float(b - 1)))
+        return (sum_to_array(k, ga, a._data.shape), None)
 
 
 def pow(a, b):
@@ -515,6 +593,12 @@ class _UnaryNode(Node):
             y._rg = True
         return y
 
+    def output_array(self):
+        """The kept output's array for an array rule (version-checked like the tensor)."""
+        if self.out_vc[0] != self.out_version:
+            self.output_tensor()  # raises the in-place error
+        return self.out_data
+
     def release(self):
         Node.release(self)
         self.out_data = None
@@ -594,6 +678,9 @@ class ReluBackward0(Node):
     def backward(self, g):
         (x,) = self.saved
         return (where(x > 0, g, 0.0),)
+
+    def backward_arrays(self, k, g):
+        return (k.where(k.gt(self.saved[0]._data, 0.0), g, 0.0),)
 
 
 def relu(x):

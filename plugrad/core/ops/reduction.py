@@ -14,7 +14,7 @@ from plugrad.core.autograd.node import Node
 from plugrad.core.factories import arange, ones_like
 from plugrad.core.ops import shape as _ops_shape
 from plugrad.core.ops._base import (DTypeError, OpError, Tensor, _state, _wrap, attach,
-                                    expand_back, save)
+                                    expand_back, expand_back_array, save)
 from plugrad.core.ops.pointwise import _UnaryNode, maximum, minimum, where
 from plugrad.core.tensor import _wrap_dim
 
@@ -76,12 +76,21 @@ def _check_float(op: str, x: Tensor, what: str) -> None:
 # ---------------------------------------------------------------------- sum, mean
 class SumBackward0(Node):
 
+    cast = False  # the result's dtype is not the input's
+
     def backward(self, g):
         if self.scale != 1.0:
             g = g * self.scale
         if g.dtype is not self.in_dtype:
             g = g.to(self.in_dtype)
         return (_expand_back(g, self.shape, self.axes, self.keepdim),)
+
+    def backward_arrays(self, k, g):
+        if self.cast:
+            return None
+        if self.scale != 1.0:
+            g = k.mul(g, self.scale)
+        return (expand_back_array(k, g, self.shape, self.axes, self.keepdim),)
 
 
 class MeanBackward0(SumBackward0):
@@ -121,6 +130,8 @@ def _reduce_sum(op, x, dim, keepdim, dtype, mean):
         node = MeanBackward0() if mean else SumBackward0()
         node.shape, node.axes, node.keepdim, node.scale = shape, axes, keepdim, scale
         node.in_dtype = x.dtype
+        if out_dt is not x.dtype:
+            node.cast = True
         attach(r, node, (x,))
     return r
 
@@ -172,7 +183,8 @@ def _prod_of_others(x: Tensor, axes) -> Tensor:
     keep = [i for i in range(x.ndim) if i not in axes]
     order = keep + list(axes)
     moved = x.permute(order)
-    flat = moved.reshape(tuple(moved.shape[:len(keep)]) + (-1,))
+    # the trailing size is spelled out: -1 is ambiguous when the tensor is empty
+    flat = moved.reshape(tuple(moved.shape[:len(keep)]) + (math.prod(moved.shape[len(keep):]),))
     others = _exclusive_cumprod(flat) * _exclusive_cumprod(flat.flip(-1)).flip(-1)
     return others.reshape(moved.shape).permute([order.index(i) for i in range(x.ndim)])
 

@@ -13,7 +13,7 @@ from plugrad.core.autograd.node import Node
 from plugrad.core.dtypes import result_type_of
 from plugrad.core.factories import arange, tensor
 from plugrad.core.ops._base import (ShapeError, Tensor, _state, _wrap, attach, broadcast_shapes,
-                                    check_device, shape_str, sum_to)
+                                    check_device, shape_str, sum_to, sum_to_array)
 from plugrad.core.ops.indexing import basic_slice, index_select
 from plugrad.core.ops.pointwise import where
 from plugrad.core.tensor import _wrap_dim
@@ -43,6 +43,9 @@ class ViewBackward0(Node):
 
     def backward(self, g):
         return (g.reshape(self.shape),)
+
+    def backward_arrays(self, k, g):
+        return (k.reshape(g, self.shape),)
 
 
 def infer_shape(op: str, shape: tuple, numel: int, source_shape) -> tuple:
@@ -133,6 +136,9 @@ class PermuteBackward0(Node):
     def backward(self, g):
         return (g.permute(*self.inverse),)
 
+    def backward_arrays(self, k, g):
+        return (k.permute(g, tuple(self.inverse)),)
+
 
 def permute(x, *dims):
     dims = _sizes(dims)
@@ -192,6 +198,9 @@ class ExpandBackward0(Node):
 
     def backward(self, g):
         return (sum_to(g, self.shape),)
+
+    def backward_arrays(self, k, g):
+        return (sum_to_array(k, g, tuple(self.shape)),)
 
 
 def expand(x, *sizes):
@@ -345,6 +354,15 @@ class NarrowBackward0(Node):
         widths = [(0, 0)] * len(self.shape)
         widths[self.axis] = (self.start, n - self.start - length)
         return (pad_dims(g, widths, 0.0),)
+
+    def backward_arrays(self, k, g):
+        n = self.shape[self.axis]
+        length = g.shape[self.axis]
+        if length == n:
+            return (g,)
+        widths = [(0, 0)] * len(self.shape)
+        widths[self.axis] = (self.start, n - self.start - length)
+        return (k.pad(g, tuple(widths), 0.0),)
 
 
 def narrow(x, dim, start, length):
@@ -525,6 +543,9 @@ def triu(x, diagonal=0):
 class CloneBackward0(Node):
 
     def backward(self, g):
+        return (g,)
+
+    def backward_arrays(self, k, g):
         return (g,)
 
 

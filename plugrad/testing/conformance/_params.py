@@ -37,6 +37,9 @@ def _cases(test, fixture, devices):
             out += [_case(o, device, "float64", test) for o in public
                     if o.differentiable and "float64" in o.dtypes and "float64" in have
                     and any(s.grad and s.noncontig for s in o.samples(device, "float64"))]
+        elif fixture == "backward_case":
+            out += [_case(o, device, d, test) for o in public if o.differentiable
+                    for d in ("float32", "float64") if d in o.dtypes and d in have]
         elif fixture == "variant_case":
             out += [_case(o, device, d, test) for o in public for d in o.dtypes
                     if d in have and (o.method or o.aliases or o.inplace or o.method_aliases)]
@@ -53,8 +56,8 @@ def _cases(test, fixture, devices):
 
 def pytest_generate_tests(metafunc):
     devices = None
-    for fixture in ("public_case", "grad_case", "noncontig_grad_case", "variant_case", "unsupported_case",
-                    "promotion_case", "kernel_case"):
+    for fixture in ("public_case", "grad_case", "noncontig_grad_case", "backward_case",
+                    "variant_case", "unsupported_case", "promotion_case", "kernel_case"):
         if fixture in metafunc.fixturenames:
             devices = devices or _devices(metafunc.config)
             metafunc.parametrize(fixture, _cases(metafunc.function.__name__, fixture, devices))

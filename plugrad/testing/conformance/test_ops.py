@@ -18,6 +18,11 @@ def test_gradcheck_noncontiguous(noncontig_grad_case):
     _checks.check_gradcheck(*noncontig_grad_case, noncontiguous=True)
 
 
+def test_backward_paths(backward_case):
+    """``loss.backward()`` (array rules) and ``autograd.grad`` (Tensor rules) agree exactly."""
+    _checks.check_backward_paths(*backward_case)
+
+
 def test_variants(variant_case):
     """Function, aliases, method, operator and in-place forms agree exactly."""
     _checks.check_variants(*variant_case)

@@ -1,0 +1,133 @@
+"""Backward on bare backend arrays: the engine's fast path for the usual ``loss.backward()``.
+
+When no graph of the backward pass is wanted (``create_graph=False``), gradients need not
+be Tensors: a node whose class defines ``backward_arrays(k, g)`` computes its input
+gradients straight with the kernel table ``k``, skipping each Tensor op's checks, promotion
+and wrapping. Every node keeps its Tensor rule (``backward``) as the reference: a node
+without an array rule runs it on wrapped gradients, and tests hold the two rules to the
+same results. Anything unusual (hooks, a graph spanning devices) makes the caller take the
+general path instead; this module never has to handle it.
+"""
+from __future__ import annotations
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import AccumulateGrad
+
+_wrap = None  # plugrad.core.tensor._wrap, bound on first use (tensor imports this package)
+
+
+def plan(root_node):
+    """Count the edges into every node reachable from ``root_node``: the engine runs a node
+    once all of them have delivered. None if the graph needs the general path."""
+    deps: dict = {}
+    stack = [root_node]
+    while stack:
+        node = stack.pop()
+        if node.pre_hooks is not None or node.post_hooks is not None or node.crosses_devices:
+            return None
+        if type(node) is AccumulateGrad:
+            if node.variable._hooks:
+                return None
+            continue
+        for e in node.next:
+            if e is not None:
+                child = e[0]
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    stack.append(child)
+    return deps
+
+
+def run(root_node, output_nr: int, seed, deps: dict, k, device, retain_graph: bool,
+        stored_arrays: set) -> None:
+    """Propagate the array ``seed`` (gradient of output ``output_nr`` of ``root_node``) to
+    the leaves, accumulating into their ``.grad``. Grad mode must be off (the caller's job)."""
+    global _wrap
+    if _wrap is None:
+        from plugrad.core.tensor import _wrap
+    buffers: dict = {}
+    _add(buffers, root_node, output_nr, seed, k)
+    ready = [root_node]
+    while ready:
+        node = ready.pop()
+        g = buffers.pop(node, None)
+        if type(node) is AccumulateGrad:
+            if g is not None:
+                accumulate(node.variable, g, k, stored_arrays)
+            continue
+        if node._freed or node.versions:
+            node.check_saved()
+        if g is None:
+            outs = (None,) * len(node.next)
+        elif node.n_outputs == 1 and node.backward_arrays is not None:
+            outs = node.backward_arrays(k, g)
+            if outs is None:  # the array rule declined this case
+                outs = _tensor_rule(node, g, k, device)
+        else:
+            outs = _tensor_rule(node, g, k, device)
+        if not retain_graph:
+            node.saved = ()
+            node._freed = True
+            if node._keeps_output:
+                node.release()
+        for e, go in zip(node.next, outs):
+            if e is None:
+                continue
+            child = e[0]
+            if go is not None:
+                if child.n_outputs == 1:
+                    old = buffers.get(child)
+                    buffers[child] = go if old is None else k.add(old, go)
+                else:
+                    _add(buffers, child, e[1], go, k)
+            left = deps[child] - 1
+            deps[child] = left
+            if left == 0:
+                ready.append(child)
+
+
+def _add(buffers: dict, node, nr: int, g, k) -> None:
+    if node.n_outputs == 1:
+        old = buffers.get(node)
+        buffers[node] = g if old is None else k.add(old, g)
+        return
+    slots = buffers.get(node)
+    if slots is None:
+        slots = buffers[node] = [None] * node.n_outputs
+    slots[nr] = g if slots[nr] is None else k.add(slots[nr], g)
+
+
+def _tensor_rule(node, g, k, device):
+    """Run ``node``'s Tensor rule on wrapped gradients; hand back arrays."""
+    if node.n_outputs == 1:
+        grads = (_as_tensor(g, k, device),)
+    else:
+        grads = [None if x is None else _as_tensor(x, k, device) for x in g]
+    return tuple(None if t is None else t._data for t in node.backward(*grads))
+
+
+def _as_tensor(data, k, device):
+    return _wrap(data, _dt.get_dtype(k.dtype_of(data)), device, k)
+
+
+def accumulate(var, g, k, stored_arrays: set) -> None:
+    """``var.grad += g`` for an array ``g``: in place once ``.grad`` exists (as PyTorch's
+    AccumulateGrad does); a first gradient is stored without a copy unless the array may be
+    shared (a view, or already stored or given by the caller)."""
+    grad = var._grad
+    if grad is None:
+        if k.dtype_of(g) != var.dtype.name:
+            g = k.astype(g, var.dtype.name)
+        elif id(g) in stored_arrays or getattr(g, "base", None) is not None:
+            g = k.copy(g)
+        stored_arrays.add(id(g))
+        var._grad = _wrap(g, var.dtype, var.device, k)
+    elif grad._rg:  # a .grad that itself records a graph: keep it out of place
+        var._grad = grad + _as_tensor(g, k, var.device)
+    else:
+        if k.dtype_of(g) != grad.dtype.name:
+            g = k.astype(g, grad.dtype.name)
+        grad._data = grad._k.update_("add", grad._data, g)
+        grad._vc[0] += 1
