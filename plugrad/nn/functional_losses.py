@@ -144,6 +144,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     x, t, unbatched = _batched("cross_entropy", input, target, not probabilities)
     if probabilities:
         out = _soft_cross_entropy(x, t, weight, ignore_index, reduction, label_smoothing)
+    elif weight is None and not label_smoothing and reduction != "none" \
+            and x.dtype.is_floating_point:
+        safe, valid, n_valid = _ops.checked_targets("cross_entropy", x, t, ignore_index)
+        out = _ops.cross_entropy_reduced(x, safe, valid, n_valid, reduction)
     else:
         safe, valid = _ops.class_targets("cross_entropy", x, t, ignore_index)
         w_elem, w = _ops.class_weights("cross_entropy", x, weight, safe, valid)

@@ -42,6 +42,10 @@ CASES = {
                                 lambda: F.conv2d(x, w, groups=2, dilation=2)),
     "cross_entropy": lambda r: ((x := _leaf(r, 6, 5)),
                                 lambda: F.cross_entropy(x, torch.tensor([0, 4, 2, 2, 1, 3]))),
+    "cross_entropy_ignored_sum": lambda r: (
+        (x := _leaf(r, 3, 4, 2)),
+        lambda: F.cross_entropy(x, torch.tensor([[0, 3], [-1, 2], [1, -1]]), ignore_index=-1,
+                                reduction="sum")),
     "cross_entropy_options": lambda r: (
         (x := _leaf(r, 4, 3, 2)),
         lambda: F.cross_entropy(x, torch.tensor([[0, 2], [1, -100], [2, 2], [0, 1]]),

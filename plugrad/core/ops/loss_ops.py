@@ -5,14 +5,19 @@ and full-size temporaries; BCE's clamped logs and BCE-with-logits' ``|x|``/``rel
 get a wrong (sub)gradient at the kinks when left to autograd (the clamp zeroes the
 gradient at ``x == 0``; at logit 0 the composite gives ``1 - t`` instead of ``0.5 - t``).
 Each node returns PyTorch's gradient, written in Tensor ops (so ``create_graph`` works).
-Reductions stay ordinary ops on the per-element loss, through :func:`reduce_loss`.
+Reductions stay ordinary ops on the per-element loss, through :func:`reduce_loss`, except
+for the plain mean/sum cross-entropy of a training loop (:func:`cross_entropy_reduced`).
 """
 from __future__ import annotations
+
+import math
+
+import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.factories import arange
-from plugrad.core.ops._base import ShapeError, Tensor, _state, attach, save, shape_str
+from plugrad.core.ops._base import ShapeError, Tensor, _state, _wrap, attach, save, shape_str
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -69,6 +74,15 @@ def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
     Returns ``(safe, valid)``: targets with ignored entries replaced by 0, and the mask of
     entries that count. Errors say what PyTorch says (``Target 3 is out of bounds.``).
     """
+    safe, valid, _ = checked_targets(op, x, target, ignore_index)
+    if valid is None:
+        valid = safe == safe
+    return safe, valid
+
+
+def checked_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
+    """:func:`class_targets` plus the number of counted entries; ``valid`` is None when all
+    count. The targets are read to the host once (bounds checks need them there anyway)."""
     _check_tensor(op, "target", target)
     if target.dtype.is_floating_point or target.dtype is _dt.bool_:
         raise TypeError(
@@ -87,13 +101,20 @@ def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
         raise ShapeError(f"{op}: Expected target size {shape_str(expected)}, got "
                          f"{shape_str(target.shape)} (input shape {shape_str(x.shape)})")
     n_classes = x.shape[1]
-    valid = target != ignore_index
-    safe = target.masked_fill(valid.logical_not(), 0)
-    if safe.numel():
-        low, high = int(safe.min().item()), int(safe.max().item())
+    host = np.asarray(target._k.to_numpy(target._data))
+    counted = host != ignore_index
+    n_valid = int(np.count_nonzero(counted))
+    chosen = host if n_valid == host.size else host[counted]
+    if chosen.size:
+        low, high = int(chosen.min()), int(chosen.max())
         if low < 0 or high >= n_classes:
             raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
-    return safe.long() if safe.dtype is not _dt.int64 else safe, valid
+    if target.dtype is not _dt.int64:
+        target = target.long()
+    if n_valid == host.size:
+        return target, None, n_valid
+    valid = target != ignore_index
+    return target.masked_fill(valid.logical_not(), 0), valid, n_valid
 
 
 def _class_view(weight: Tensor, ndim: int) -> Tensor:
@@ -149,6 +170,63 @@ def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Te
         q = q + valid_f.unsqueeze(1) * wc * (smooth / n_classes)
     node.scale, node.q = scale, q
     return attach(loss, node, (x,))
+
+
+# ====================================================================== reduced cross-entropy
+class CrossEntropyReducedBackward0(Node):
+    """d loss / d x = (softmax(x) - one_hot(t)) * valid * g * scale (scale: 1/count or 1)."""
+
+    def backward(self, g):
+        (x,) = self.saved
+        classes = arange(x.shape[1], device=x.device).reshape(self.class_shape)
+        one_hot = (self.target.unsqueeze(1) == classes).to(x.dtype)
+        grad = x.softmax(1) - one_hot
+        if self.valid is not None:
+            grad = grad * self.valid.unsqueeze(1).to(x.dtype)
+        return (grad * (g * self.scale),)
+
+    def backward_arrays(self, k, g):
+        x = self.saved[0]._data
+        t = self.target._data
+        classes = k.reshape(k.arange(0, x.shape[1], 1, "int64", self.device_index),
+                            self.class_shape)
+        one_hot = k.astype(k.eq(k.reshape(t, t.shape[:1] + (1,) + t.shape[1:]), classes),
+                           self.dtype_name)
+        grad = k.sub(k.softmax(x, 1), one_hot)
+        if self.valid is not None:
+            v = self.valid._data
+            grad = k.mul(grad, k.astype(k.reshape(v, v.shape[:1] + (1,) + v.shape[1:]),
+                                        self.dtype_name))
+        return (k.mul(grad, k.mul(g, self.scale)),)
+
+
+def cross_entropy_reduced(x: Tensor, target: Tensor, valid, n_valid: int,
+                          reduction: str) -> Tensor:
+    """Mean or summed cross-entropy of logits ``x`` (N, C, d...) with checked class indices
+    (see :func:`checked_targets`), without class weights or smoothing: the loss of the usual
+    training loop, as one node of kernel calls (no per-element loss tensor, no one-hot in
+    forward)."""
+    k = x._k
+    xd = x._data
+    t = target._data
+    logp = k.log_softmax(xd, 1) if xd.shape[1] else xd
+    picked = k.gather(logp, 1, k.reshape(t, t.shape[:1] + (1,) + t.shape[1:]))
+    if valid is not None:
+        picked = k.mul(picked, k.astype(k.reshape(valid._data, picked.shape), x.dtype.name))
+    total = k.neg(k.sum(picked, None, False))
+    scale = 1.0
+    if reduction == "mean":
+        scale = 1.0 / n_valid if n_valid else math.nan  # PyTorch: nothing counted gives NaN
+        total = k.div(total, float(n_valid)) if n_valid else k.mul(total, math.nan)
+    r = _wrap(total, x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = CrossEntropyReducedBackward0()
+        save(node, x)
+        node.target, node.valid, node.scale = target, valid, scale
+        node.class_shape = (1, xd.shape[1]) + (1,) * (len(xd.shape) - 2)
+        node.device_index, node.dtype_name = x.device.index, x.dtype.name
+        attach(r, node, (x,))
+    return r
 
 
 # ====================================================================== binary cross-entropy
