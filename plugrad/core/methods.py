@@ -99,9 +99,11 @@ _INPLACE = {
     "t_": S.t, "transpose_": S.transpose, "squeeze_": S.squeeze, "unsqueeze_": S.unsqueeze,
 }
 
+# `number * t` and `number + t` call the op with the tensor first: same result (IEEE + and *
+# commute), and the op takes its float-scalar fast path.
 _OPERATORS = {
-    "__add__": P.add, "__radd__": _reflected(P.add), "__sub__": P.sub,
-    "__rsub__": _reflected(P.sub), "__mul__": P.mul, "__rmul__": _reflected(P.mul),
+    "__add__": P.add, "__radd__": P.add, "__sub__": P.sub,
+    "__rsub__": _reflected(P.sub), "__mul__": P.mul, "__rmul__": P.mul,
     "__truediv__": P.div, "__rtruediv__": _reflected(P.div),
     "__floordiv__": P.floor_divide, "__rfloordiv__": _reflected(P.floor_divide),
     "__mod__": P.remainder, "__rmod__": _reflected(P.remainder), "__pow__": P.pow,

@@ -21,11 +21,12 @@ def plan(root_node):
     once all of them have delivered. None if the graph needs the general path."""
     deps: dict = {}
     stack = [root_node]
+    pop, push = stack.pop, stack.append
     while stack:
-        node = stack.pop()
+        node = pop()
         if node.pre_hooks is not None or node.post_hooks is not None or node.crosses_devices:
             return None
-        if type(node) is AccumulateGrad:
+        if node.__class__ is AccumulateGrad:
             if node.variable._hooks:
                 return None
             continue
@@ -36,7 +37,7 @@ def plan(root_node):
                     deps[child] += 1
                 else:
                     deps[child] = 1
-                    stack.append(child)
+                    push(child)
     return deps
 
 
@@ -50,19 +51,21 @@ def run(root_node, output_nr: int, seed, deps: dict, k, device, retain_graph: bo
     buffers: dict = {}
     _add(buffers, root_node, output_nr, seed, k)
     ready = [root_node]
+    pop, push, take, get, add = ready.pop, ready.append, buffers.pop, buffers.get, k.add
     while ready:
-        node = ready.pop()
-        g = buffers.pop(node, None)
-        if type(node) is AccumulateGrad:
+        node = pop()
+        g = take(node, None)
+        if node.__class__ is AccumulateGrad:
             if g is not None:
                 accumulate(node.variable, g, k, stored_arrays)
             continue
         if node._freed or node.versions:
             node.check_saved()
+        rule = node.backward_arrays
         if g is None:
             outs = (None,) * len(node.next)
-        elif node.n_outputs == 1 and node.backward_arrays is not None:
-            outs = node.backward_arrays(k, g)
+        elif rule is not None and node.n_outputs == 1:
+            outs = rule(k, g)
             if outs is None:  # the array rule declined this case
                 outs = _tensor_rule(node, g, k, device)
         else:
@@ -78,14 +81,15 @@ def run(root_node, output_nr: int, seed, deps: dict, k, device, retain_graph: bo
             child = e[0]
             if go is not None:
                 if child.n_outputs == 1:
-                    old = buffers.get(child)
-                    buffers[child] = go if old is None else k.add(old, go)
+                    old = get(child)
+                    buffers[child] = go if old is None else add(old, go)
                 else:
                     _add(buffers, child, e[1], go, k)
             left = deps[child] - 1
-            deps[child] = left
-            if left == 0:
-                ready.append(child)
+            if left:
+                deps[child] = left
+            else:
+                push(child)
 
 
 def _add(buffers: dict, node, nr: int, g, k) -> None:

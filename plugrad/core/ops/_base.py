@@ -47,12 +47,20 @@ def _edge(t):
 
 def attach(out: Tensor, node: Node, inputs) -> Tensor:
     """Record ``node`` as the producer of ``out`` with edges to ``inputs``."""
-    if len(inputs) == 1:
+    if len(inputs) == 2:
+        a, b = inputs
+        ea = eb = None
+        if isinstance(a, Tensor):
+            fn = a.grad_fn
+            ea = (fn, a._output_nr) if fn is not None else (edge_of(a) if a._rg else None)
+        if isinstance(b, Tensor):
+            fn = b.grad_fn
+            eb = (fn, b._output_nr) if fn is not None else (edge_of(b) if b._rg else None)
+        node.next = (ea, eb)
+    elif len(inputs) == 1:
         node.next = (_edge(inputs[0]),)
-    elif len(inputs) == 2:
-        node.next = (_edge(inputs[0]), _edge(inputs[1]))
     else:
-        node.next = tuple(_edge(t) for t in inputs)
+        node.next = tuple([_edge(t) for t in inputs])
     out.grad_fn = node
     out._rg = True
     if anomaly._enabled:

@@ -141,26 +141,26 @@ class LinearBackward0(Node):
 def linear(x, weight, bias=None):
     """``x @ weight.T + bias`` as one node (backward: ``g @ w``, ``g.T @ x``, ``g.sum(0)``)."""
     _tensor_args("linear", x, weight, bias)
-    if x.ndim == 0 or weight.ndim != 2 or x.shape[-1] != weight.shape[1]:
+    xs, ws = x._data.shape, weight._data.shape
+    if not xs or len(ws) != 2 or xs[-1] != ws[1]:
         sx = "x".join(str(s) for s in (x.shape if x.ndim != 1 else (1, x.shape[0])))
         sw = "x".join(str(s) for s in reversed(weight.shape))
         raise ShapeError(f"linear: mat1 and mat2 shapes cannot be multiplied ({sx} and {sw}): "
                          f"input {shape_str(x.shape)}, weight {shape_str(weight.shape)} "
                          f"(expected input[..., {weight.shape[-1]}])")
-    if bias is not None and tuple(bias.shape) not in ((weight.shape[0],), ()):
+    if bias is not None and bias._data.shape not in ((ws[0],), ()):
         raise ShapeError(f"linear: bias of shape {shape_str(bias.shape)} does not match "
-                         f"out_features {weight.shape[0]}")
+                         f"out_features {ws[0]}")
     k = x._k
     wt = k.permute(weight._data, (1, 0))
-    if x.ndim == 2:
+    if len(xs) == 2:
         out = k.matmul(x._data, wt)
-    elif x.ndim > 2:  # one 2-D product: batched matmul against a shared matrix skips BLAS
-        lead = tuple(x.shape[:-1])
-        rows = x.numel() // x.shape[-1] if x.shape[-1] else math.prod(lead)
-        out = k.reshape(k.matmul(k.reshape(x._data, (rows, x.shape[-1])), wt),
-                        lead + (weight.shape[0],))
+    elif len(xs) > 2:  # one 2-D product: batched matmul against a shared matrix skips BLAS
+        lead = tuple(xs[:-1])
+        out = k.reshape(k.matmul(k.reshape(x._data, (math.prod(lead), xs[-1])), wt),
+                        lead + (ws[0],))
     else:
-        out = k.reshape(k.matmul(k.reshape(x._data, (1, x.shape[0])), wt), (weight.shape[0],))
+        out = k.reshape(k.matmul(k.reshape(x._data, (1, xs[0])), wt), (ws[0],))
     if bias is not None:
         out = k.add(out, bias._data)
     r = _wrap(out, x.dtype, x.device, k)

@@ -81,6 +81,8 @@ def _add_like(op, sign, a, b, alpha):
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype \
             and a.device is b.device and a.dtype is not _dt.bool_:
         k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, b._data  # the common case
+    elif b.__class__ is float and isinstance(a, Tensor) and a.dtype.kind == "f":
+        k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, b  # float tensor and number
     else:
         if sign < 0 and (_is_bool(a) or _is_bool(b)):
             raise DTypeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
@@ -150,6 +152,8 @@ def mul(a, b):
     if isinstance(a, Tensor) and isinstance(b, Tensor) and a.dtype is b.dtype \
             and a.device is b.device:
         k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, b._data  # the common case
+    elif b.__class__ is float and isinstance(a, Tensor) and a.dtype.kind == "f":
+        k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, b  # float tensor and number
     else:
         k, dev, dt, ad, bd = binary_operands("mul", a, b)
     try:
@@ -334,8 +338,12 @@ class PowBackward0(Node):
 
 
 def pow(a, b):
-    _refuse_bool("pow", a, b)
-    k, dev, dt, ad, bd = binary_operands("pow", a, b)
+    if (b.__class__ is int or b.__class__ is float) and isinstance(a, Tensor) \
+            and a.dtype.kind == "f":  # the common ``x ** 2``: no promotion, no checks
+        k, dev, dt, ad, bd = a._k, a.device, a.dtype, a._data, float(b)
+    else:
+        _refuse_bool("pow", a, b)
+        k, dev, dt, ad, bd = binary_operands("pow", a, b)
     if dt.kind in "iu":
         negative = (bd < 0) if isinstance(bd, _SCALARS) else bool(
             k.to_numpy(k.max(k.lt(bd, 0), None, False)).item()) if _numel(bd) else False
