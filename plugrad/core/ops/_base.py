@@ -265,7 +265,7 @@ class ExpandBackBackward(Node):
 
 def expand_back_array(k, g, shape: tuple, axes, keepdim: bool):
     """:func:`expand_back` on a bare array."""
-    if not keepdim:
+    if not keepdim and g.shape:  # a 0-d gradient broadcasts as it is
         g = k.reshape(g, tuple(1 if axes is None or i in axes else n
                                for i, n in enumerate(shape)))
     return k.broadcast_to(g, shape)

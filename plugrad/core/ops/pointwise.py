@@ -36,33 +36,47 @@ def _mixed(node, dt, a, b) -> None:
 
 
 class _Binary(Node):
-    """A binary op's node; ``mixed`` says the operands' dtypes differ from the result's."""
+    """A binary op's node; ``mixed`` says the operands' dtypes differ from the result's.
+    ``meta`` (shape and dtype per operand, see ``_shape_only``) stays None when both
+    operands are tensors of the result's shape and dtype: nothing to reduce or cast."""
 
     mixed = False
+    meta = None
+
+
+def _record_operands(node, dt, a, b) -> None:
+    if a.__class__ is b.__class__ and a.dtype is b.dtype and a._data.shape == b._data.shape:
+        return  # the common case: meta stays None
+    node.meta = (_shape_only(a), _shape_only(b))
+    _mixed(node, dt, a, b)
 
 
 class _AddLike(_Binary):
     """add/sub backward: needs only the operands' shapes and dtypes."""
 
     def backward(self, g):
-        a, b = self.meta
-        ga = _grad_meta(g, a) if self.next[0] else None
         gb = None
         if self.next[1]:
-            scale = self.alpha * self.sign
-            gb = _grad_meta(g if scale == 1 else (-g if scale == -1 else g * scale), b)
-        return ga, gb
+            gb = -g if self.sign < 0 else g
+        if self.meta is None:
+            return (g if self.next[0] else None), gb
+        a, b = self.meta
+        return (_grad_meta(g, a) if self.next[0] else None), (
+            None if gb is None else _grad_meta(gb, b))
 
     def backward_arrays(self, k, g):
         if self.mixed:
             return None
-        a, b = self.meta
         ga = gb = None
         if self.next[0]:
-            ga = g if g.shape == a[0] else sum_to_array(k, g, a[0])
+            ga = g
         if self.next[1]:
             gb = k.neg(g) if self.sign < 0 else g
-            if gb.shape != b[0]:
+        if self.meta is not None:
+            a, b = self.meta
+            if ga is not None and ga.shape != a[0]:
+                ga = sum_to_array(k, ga, a[0])
+            if gb is not None and gb.shape != b[0]:
                 gb = sum_to_array(k, gb, b[0])
         return ga, gb
 
@@ -97,11 +111,8 @@ def _add_like(op, sign, a, b, alpha):
     r = _wrap(out, dt, dev, k)
     if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
         node = AddBackward0() if sign > 0 else SubBackward0()
-        node.alpha = 1
         node.sign = sign
-        node.meta = (_shape_only(a), _shape_only(b))
-        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:
-            _mixed(node, dt, a, b)
+        _record_operands(node, dt, a, b)
         attach(r, node, (a, b))
     return r
 
@@ -122,8 +133,12 @@ class MulBackward0(_Binary):
 
     def backward(self, g):
         a, b = self.saved
-        return (_grad_meta(g * b, self.meta[0]) if self.next[0] else None,
-                _grad_meta(g * a, self.meta[1]) if self.next[1] else None)
+        ga = g * b if self.next[0] else None
+        gb = g * a if self.next[1] else None
+        if self.meta is None:
+            return ga, gb
+        return (None if ga is None else _grad_meta(ga, self.meta[0]),
+                None if gb is None else _grad_meta(gb, self.meta[1]))
 
     def backward_arrays(self, k, g):
         if self.mixed:
@@ -132,14 +147,13 @@ class MulBackward0(_Binary):
         ga = gb = None
         if self.next[0]:
             ga = k.mul(g, b._data if isinstance(b, Tensor) else _as_float(b))
-            shape = self.meta[0][0]
-            if ga.shape != shape:
-                ga = sum_to_array(k, ga, shape)
         if self.next[1]:
             gb = k.mul(g, a._data if isinstance(a, Tensor) else _as_float(a))
-            shape = self.meta[1][0]
-            if gb.shape != shape:
-                gb = sum_to_array(k, gb, shape)
+        if self.meta is not None:
+            if ga is not None and ga.shape != self.meta[0][0]:
+                ga = sum_to_array(k, ga, self.meta[0][0])
+            if gb is not None and gb.shape != self.meta[1][0]:
+                gb = sum_to_array(k, gb, self.meta[1][0])
         return ga, gb
 
 
@@ -170,9 +184,7 @@ def mul(a, b):
         node.saved = (sa, sb)
         node.versions = (sa._vc[0] if isinstance(sa, Tensor) else None,
                          sb._vc[0] if isinstance(sb, Tensor) else None)
-        node.meta = (_shape_only(a), _shape_only(b))
-        if a.__class__ is not b.__class__ or a.dtype is not b.dtype:
-            _mixed(node, dt, a, b)
+        _record_operands(node, dt, a, b)
         attach(r, node, (a, b))
     return r
 
