@@ -270,7 +270,8 @@ class Tensor:
         return self._add_node_hook(hook)
 
     def _add_node_hook(self, hook):
-        from plugrad.core.autograd.node import _Handle
+        from plugrad.core.autograd.node import _Handle, note_special_node
+        note_special_node()
         node = self.grad_fn
         if node.pre_hooks is None:
             node.pre_hooks = {}

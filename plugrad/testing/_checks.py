@@ -13,6 +13,7 @@ import numpy as np
 
 import plugrad
 from plugrad.autograd import gradcheck
+from plugrad.core.autograd import array_mode
 from plugrad.core.registry import get_registry
 from plugrad.core.tensor import Tensor
 from plugrad.testing._comparison import assert_close
@@ -230,17 +231,22 @@ def check_backward_paths(op: OpInfo, device: str, dtype: str) -> int:
             loss = term if loss is None else loss + term
         where = _where(op, s, device, dtype)
         expected = plugrad.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
-        loss.backward()
-        for i, (t, e) in enumerate(zip(leaves, expected)):
-            got = t.grad
-            if e is None:
-                assert got is None or not bool((got != 0).any()), \
-                    f"{where}: input {i}: backward() gave a gradient, autograd.grad none"
-                continue
-            assert got is not None, f"{where}: input {i}: backward() gave no gradient"
-            assert got.dtype is e.dtype, f"{where}: input {i}: dtype {got.dtype} vs {e.dtype}"
-            assert_close(got, e, rtol=0, atol=0, equal_nan=True,
-                         msg=f"{where}: input {i}: backward() and autograd.grad differ")
+        for planned in (False, True):  # both ways the engine orders nodes (see array_mode)
+            for t in leaves:
+                t.grad = None
+            with array_mode.forced_ordering(planned):
+                loss.backward(retain_graph=True)
+            for i, (t, e) in enumerate(zip(leaves, expected)):
+                got = t.grad
+                at = f"{where}: input {i} ({'planned' if planned else 'in order'})"
+                if e is None:
+                    assert got is None or not bool((got != 0).any()), \
+                        f"{at}: backward() gave a gradient, autograd.grad none"
+                    continue
+                assert got is not None, f"{at}: backward() gave no gradient"
+                assert got.dtype is e.dtype, f"{at}: dtype {got.dtype} vs {e.dtype}"
+                assert_close(got, e, rtol=0, atol=0, equal_nan=True,
+                             msg=f"{at}: backward() and autograd.grad differ")
         n += 1
     return n
 

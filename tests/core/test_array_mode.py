@@ -18,6 +18,13 @@ def _leaf(rng, *shape, device="cpu", dtype=torch.float32):
                         requires_grad=True)
 
 
+@pytest.fixture(params=[False, True], ids=["in_order", "planned"])
+def ordering(request):
+    """Both ways the engine orders nodes: by creation order, or by a walk of the graph."""
+    with array_mode.forced_ordering(request.param):
+        yield request.param
+
+
 def _both_paths(fn, leaves):
     """Gradients of ``fn()`` by ``backward()`` and by ``autograd.grad`` (Tensor rules)."""
     out = fn()
@@ -66,7 +73,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_array_rules_agree_with_tensor_rules(case):
+def test_array_rules_agree_with_tensor_rules(case, ordering):
     *leaves, fn = CASES[case](np.random.default_rng(0))
     got, expected = _both_paths(fn, leaves)
     for i, (g, e) in enumerate(zip(got, expected)):
@@ -75,7 +82,7 @@ def test_array_rules_agree_with_tensor_rules(case):
         assert_close(g, e, rtol=0, atol=0, msg=f"{case}: input {i}")
 
 
-def test_a_training_step_runs_no_tensor_rule(monkeypatch):
+def test_a_training_step_runs_no_tensor_rule(monkeypatch, ordering):
     """An MLP step's nodes all have array rules: the fallback is never called."""
     calls = []
     original = array_mode._tensor_rule
@@ -89,7 +96,7 @@ def test_a_training_step_runs_no_tensor_rule(monkeypatch):
     assert all(p.grad is not None for p in model.parameters())
 
 
-def test_nodes_without_array_rule_fall_back(monkeypatch):
+def test_nodes_without_array_rule_fall_back(monkeypatch, ordering):
     calls = []
     original = array_mode._tensor_rule
     monkeypatch.setattr(array_mode, "_tensor_rule",
@@ -101,6 +108,7 @@ def test_nodes_without_array_rule_fall_back(monkeypatch):
 
 
 def test_hooks_take_the_general_path():
+    """(Registering a hook switches the engine to planned ordering for good.)"""
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x * 3.0
     y.register_hook(lambda g: g * 10.0)
@@ -119,7 +127,7 @@ def test_a_graph_across_devices_takes_the_general_path():
     assert x.grad.tolist() == [8.0, 16.0] and x.grad.device.type == "cpu"
 
 
-def test_leaf_gradients_are_not_aliased():
+def test_leaf_gradients_are_not_aliased(ordering):
     """``a + b`` hands one array to both operands; each .grad must own its memory."""
     a = torch.zeros(3, requires_grad=True)
     b = torch.zeros(3, requires_grad=True)
@@ -128,10 +136,43 @@ def test_leaf_gradients_are_not_aliased():
     assert b.grad.tolist() == [1.0, 1.0, 1.0]
 
 
-def test_inplace_change_of_a_saved_tensor_is_caught():
+def test_inplace_change_of_a_saved_tensor_is_caught(ordering):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1.0
     z = y * y
     y.add_(1.0)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+def test_leaf_hooks_run_in_array_mode(ordering):
+    """DDP's hooks sit on leaves: they run on the summed gradient, before accumulation."""
+    seen = []
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: seen.append(g.tolist()) or g * 2.0)
+    (x * 3.0 + x).sum().backward()
+    assert seen == [[4.0, 4.0]] and x.grad.tolist() == [8.0, 8.0]
+
+
+def test_shared_subgraphs_run_once_after_all_consumers(ordering):
+    """A diamond and a node reused at several depths: each node's gradient is complete
+    before it runs, whatever the order the graph was built in."""
+    x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    a = x * 2.0
+    b = a.exp()
+    c = a * b + a
+    d = (c * a).sum() + b.sum() * 3.0 + a.sum()
+    d.backward()
+    xv = np.array([0.5, -1.0, 2.0])
+    av = 2 * xv
+    # d = sum((a e^a + a) a) + 3 sum(e^a) + sum(a); dd/da = 2a e^a + a^2 e^a + 2a + 3 e^a + 1
+    dda = 2 * av * np.exp(av) + av ** 2 * np.exp(av) + 2 * av + 3 * np.exp(av) + 1
+    np.testing.assert_allclose(x.grad.numpy(), 2 * dda, rtol=1e-6)
+
+
+def test_second_backward_through_a_freed_graph_raises(ordering):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()

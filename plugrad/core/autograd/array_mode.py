@@ -5,15 +5,37 @@ be Tensors: a node whose class defines ``backward_arrays(k, g)`` computes its in
 gradients straight with the kernel table ``k``, skipping each Tensor op's checks, promotion
 and wrapping. Every node keeps its Tensor rule (``backward``) as the reference: a node
 without an array rule runs it on wrapped gradients, and tests hold the two rules to the
-same results. Anything unusual (hooks, a graph spanning devices) makes the caller take the
-general path instead; this module never has to handle it.
+same results. Hooks on nodes and graphs spanning devices make the caller take the general
+path instead; hooks on leaves (DDP's) are run here.
+
+Two ways to order the nodes. While no node anywhere has ever had a hook or spanned devices
+(``node.special_nodes``), :func:`run_in_order` needs no walk of the graph beforehand: a
+node is always newer than its inputs' nodes (``Node.seq``), so taking the newest pending
+node first runs each one after all its consumers. Otherwise :func:`plan` walks the graph
+first, to find such nodes and count each node's consumers, and :func:`run` follows.
 """
 from __future__ import annotations
 
+import contextlib
+from heapq import heappop, heappush
+
 from plugrad.core import dtypes as _dt
+from plugrad.core.autograd import node as node_module
 from plugrad.core.autograd.node import AccumulateGrad
 
 _wrap = None  # plugrad.core.tensor._wrap, bound on first use (tensor imports this package)
+
+
+@contextlib.contextmanager
+def forced_ordering(planned: bool):
+    """Make ``loss.backward()`` use :func:`run` (``planned``) or :func:`run_in_order`, for
+    tests of both. Forcing the latter is only right for graphs without hooks."""
+    previous, events = node_module.special_nodes, node_module.special_events
+    node_module.special_nodes = planned
+    try:
+        yield
+    finally:  # a hook registered meanwhile keeps planning on
+        node_module.special_nodes = previous or node_module.special_events != events
 
 
 def plan(root_node):
@@ -27,8 +49,6 @@ def plan(root_node):
         if node.pre_hooks is not None or node.post_hooks is not None or node.crosses_devices:
             return None
         if node.__class__ is AccumulateGrad:
-            if node.variable._hooks:
-                return None
             continue
         for e in node.next:
             if e is not None:
@@ -92,6 +112,57 @@ def run(root_node, output_nr: int, seed, deps: dict, k, device, retain_graph: bo
                 push(child)
 
 
+def run_in_order(root_node, output_nr: int, seed, k, device, retain_graph: bool,
+                 stored_arrays: set) -> None:
+    """:func:`run` without a plan: pending nodes wait in a heap keyed by newest first;
+    the leaves' gradients are summed on the way and accumulated at the end."""
+    global _wrap
+    if _wrap is None:
+        from plugrad.core.tensor import _wrap
+    buffers: dict = {}
+    _add(buffers, root_node, output_nr, seed, k)
+    sinks: dict = {}
+    heap = [(-root_node.seq, root_node)]
+    take, get, add = buffers.pop, buffers.get, k.add
+    while heap:
+        node = heappop(heap)[1]
+        g = take(node)
+        if node._freed or node.versions:
+            node.check_saved()
+        rule = node.backward_arrays
+        if rule is not None and node.n_outputs == 1:
+            outs = rule(k, g)
+            if outs is None:  # the array rule declined this case
+                outs = _tensor_rule(node, g, k, device)
+        else:
+            outs = _tensor_rule(node, g, k, device)
+        if not retain_graph:
+            node.saved = ()
+            node._freed = True
+            if node._keeps_output:
+                node.release()
+        for e, go in zip(node.next, outs):
+            if e is None or go is None:
+                continue
+            child = e[0]
+            if child.__class__ is AccumulateGrad:
+                old = sinks.get(child)
+                sinks[child] = go if old is None else add(old, go)
+            elif child.n_outputs == 1:
+                old = get(child)
+                if old is None:
+                    buffers[child] = go
+                    heappush(heap, (-child.seq, child))
+                else:
+                    buffers[child] = add(old, go)
+            else:
+                if child not in buffers:
+                    heappush(heap, (-child.seq, child))
+                _add(buffers, child, e[1], go, k)
+    for acc, g in sinks.items():
+        accumulate(acc.variable, g, k, stored_arrays)
+
+
 def _add(buffers: dict, node, nr: int, g, k) -> None:
     if node.n_outputs == 1:
         old = buffers.get(node)
@@ -120,6 +191,13 @@ def accumulate(var, g, k, stored_arrays: set) -> None:
     """``var.grad += g`` for an array ``g``: in place once ``.grad`` exists (as PyTorch's
     AccumulateGrad does); a first gradient is stored without a copy unless the array may be
     shared (a view, or already stored or given by the caller)."""
+    if var._hooks:
+        t = _as_tensor(g, k, var.device)
+        for hook in list(var._hooks):
+            replaced = hook(t)
+            if replaced is not None:
+                t = replaced
+        g = t._data
     grad = var._grad
     if grad is None:
         if k.dtype_of(g) != var.dtype.name:

@@ -9,6 +9,7 @@ import weakref
 
 from plugrad.core.autograd import anomaly
 from plugrad.core.autograd import array_mode
+from plugrad.core.autograd import node as node_module
 from plugrad.core.autograd import grad_mode
 from plugrad.core.autograd.node import AccumulateGrad
 
@@ -138,14 +139,18 @@ def backward_scalar(root, retain_graph: bool, create_graph: bool) -> None:
     seed = k.full(root._data.shape, 1.0, root.dtype.name, root.device.index)
     if not create_graph and not anomaly._enabled:
         fn = root.grad_fn
-        deps = array_mode.plan(fn)
-        if deps is not None:
+        deps = array_mode.plan(fn) if node_module.special_nodes else None
+        if deps is not None or not node_module.special_nodes:
             state = grad_mode._state
             previous = state.enabled
             state.enabled = False
             try:
-                array_mode.run(fn, root._output_nr, seed, deps, k, root.device, retain_graph,
-                               {id(seed)})
+                if deps is None:
+                    array_mode.run_in_order(fn, root._output_nr, seed, k, root.device,
+                                            retain_graph, {id(seed)})
+                else:
+                    array_mode.run(fn, root._output_nr, seed, deps, k, root.device,
+                                   retain_graph, {id(seed)})
             finally:
                 state.enabled = previous
             return
@@ -162,15 +167,19 @@ def _on_arrays(root, seed, retain_graph: bool) -> bool:
     fn = root.grad_fn
     if fn is None or seed.dtype is not root.dtype or seed.device is not root.device:
         return False
-    deps = array_mode.plan(fn)
-    if deps is None:
+    deps = array_mode.plan(fn) if node_module.special_nodes else None
+    if deps is None and node_module.special_nodes:
         return False
     state = grad_mode._state
     previous = state.enabled
     state.enabled = False
     try:
-        array_mode.run(fn, root._output_nr, seed._data, deps, root._k, root.device,
-                       retain_graph, {id(seed._data)})
+        if deps is None:
+            array_mode.run_in_order(fn, root._output_nr, seed._data, root._k, root.device,
+                                    retain_graph, {id(seed._data)})
+        else:
+            array_mode.run(fn, root._output_nr, seed._data, deps, root._k, root.device,
+                           retain_graph, {id(seed._data)})
     finally:
         state.enabled = previous
     return True

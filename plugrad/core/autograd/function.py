@@ -159,7 +159,9 @@ def _record(cls, ctx, args, tensor_args, outs):
                           else ((), None, None) for o in outs)
     devices = {a.device for a in tensor_args} | {o.device for o in outs if isinstance(o, Tensor)}
     if len(devices) > 1:
+        from plugrad.core.autograd.node import note_special_node
         node.crosses_devices = True
+        note_special_node()
     fresh = []
     for nr, o in enumerate(outs):
         if not isinstance(o, Tensor):

@@ -8,6 +8,18 @@ backward pass itself: that is all higher-order gradients take.
 from __future__ import annotations
 
 
+#: Set once any node has had a hook or has spanned two devices. Until then the array-mode
+#: engine needs no walk of the graph to look for such nodes (see ``array_mode``).
+special_nodes = False
+special_events = 0  # how many times one was noted
+
+
+def note_special_node() -> None:
+    global special_nodes, special_events
+    special_nodes = True
+    special_events += 1
+
+
 INPLACE_HINT = ("Hint: enable anomaly detection with "
                 "plugrad.autograd.set_detect_anomaly(True) to see where the operation that "
                 "saved it ran in forward.")
@@ -21,6 +33,7 @@ class Node:
     """
 
     next = ()
+    seq = 0  # creation order, set by ``attach``: a node is always newer than its inputs' nodes
     saved = ()
     versions = ()
     pre_hooks = None
@@ -77,6 +90,7 @@ class Node:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node has run."""
         if self.post_hooks is None:
             self.post_hooks = []
+        note_special_node()
         self.post_hooks.append(fn)
         return _Handle(self.post_hooks, fn)
 
@@ -84,6 +98,7 @@ class Node:
         """Call ``fn(grad_outputs)`` before this node runs; it may return replacements."""
         if self.pre_hooks is None:
             self.pre_hooks = {}
+        note_special_node()
         self.pre_hooks.setdefault(-1, []).append(fn)
         return _Handle(self.pre_hooks[-1], fn)
 

@@ -5,6 +5,8 @@ and -- only when grad mode is on and an input requires grad -- attach a backward
 """
 from __future__ import annotations
 
+import itertools
+
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import anomaly
 from plugrad.core.autograd import grad_mode
@@ -14,6 +16,7 @@ from plugrad.core.tensor import Tensor, _wrap, table_for
 from plugrad.core.device import get_default_device
 
 _state = grad_mode._state
+_sequence = itertools.count(1)  # node creation order (see Node.seq)
 _SCALARS = (bool, int, float)
 _result_with_scalar = _dt.result_with_scalar
 _result_type_of = _dt.result_type_of
@@ -61,6 +64,7 @@ def attach(out: Tensor, node: Node, inputs) -> Tensor:
         node.next = (_edge(inputs[0]),)
     else:
         node.next = tuple([_edge(t) for t in inputs])
+    node.seq = next(_sequence)
     out.grad_fn = node
     out._rg = True
     if anomaly._enabled:

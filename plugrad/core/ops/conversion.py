@@ -1,7 +1,7 @@
 """Dtype casts and device moves (differentiable: the gradient goes back the same way)."""
 from __future__ import annotations
 
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, note_special_node
 from plugrad.core.ops._base import _state, _wrap, attach, check_dtype_supported
 from plugrad.core.tensor import table_for
 
@@ -22,6 +22,7 @@ def _record(x, r):
         node.dtype, node.device = x.dtype, x.device
         if r.device is not x.device:
             node.crosses_devices = True
+            note_special_node()
         attach(r, node, (x,))
     return r
 
