@@ -196,7 +196,7 @@ class NumPyBackend(ArrayAPIBackend):
             with _quiet(over="ignore"):  # a sum above 65504 is inf in float16, silently
                 return np.add.reduce(x, axis=axes, keepdims=keepdims,
                                      dtype=np.float32).astype(_F16)
-        return np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=x.dtype)
+        return np.add.reduce(x, axes, x.dtype, None, keepdims)  # positional: no kwargs parsing
 
     def prod(self, x, axes, keepdims):
         return np.multiply.reduce(x, axis=axes, keepdims=keepdims, dtype=x.dtype)

@@ -134,8 +134,8 @@ def _arith_inplace(name, fn, kernel):
     def method(self, other, *args, **kwargs):
         if not args and (not _state.enabled or not (
                 self._rg or (isinstance(other, Tensor) and other._rg))):
-            alpha = kwargs.get("alpha", 1) if len(kwargs) <= 1 and (
-                not kwargs or "alpha" in kwargs) else None
+            alpha = 1 if not kwargs else kwargs.get("alpha", 1) if len(kwargs) == 1 and (
+                "alpha" in kwargs) else None
             if alpha is not None and not isinstance(alpha, Tensor):
                 done = _fast_update(self, kernel, other, alpha)
                 if done is not None:

@@ -54,7 +54,9 @@ def _reduced_shape(shape: tuple, axes, keepdim: bool) -> tuple:
 
 def _count(shape: tuple, axes) -> int:
     """How many elements each output of a reduction over ``axes`` combines."""
-    return math.prod(n for i, n in enumerate(shape) if axes is None or i in axes)
+    if axes is None:
+        return math.prod(shape)
+    return math.prod(n for i, n in enumerate(shape) if i in axes)
 
 
 def _expand_back(g: Tensor, shape: tuple, axes, keepdim: bool) -> Tensor:
