@@ -158,6 +158,21 @@ def check_forward(op: OpInfo, device: str, dtype: str) -> int:
     return n
 
 
+def _with_leaves(sample):
+    """The sample's arguments with each floating tensor replaced by a fresh leaf that
+    requires grad, and those leaves."""
+    leaves: list[Tensor] = []
+
+    def leaf(v):
+        if isinstance(v, Tensor) and v.dtype.is_floating_point:
+            t = v.detach().requires_grad_(True)
+            leaves.append(t)
+            return t
+        return v
+    args, kwargs = tree_map(leaf, (sample.args, sample.kwargs))
+    return args, kwargs, leaves
+
+
 def check_gradcheck(op: OpInfo, device: str, dtype: str = "float64",
                     noncontiguous: bool = False) -> int:
     """``gradcheck`` in float64 on the op's first gradable samples (only those with
@@ -166,15 +181,7 @@ def check_gradcheck(op: OpInfo, device: str, dtype: str = "float64",
     for s in op.samples(device, dtype):
         if not s.grad or s.noncontig != noncontiguous:
             continue
-        leaves: list[Tensor] = []
-
-        def leaf(v):
-            if isinstance(v, Tensor) and v.dtype.is_floating_point:
-                t = v.detach().requires_grad_(True)
-                leaves.append(t)
-                return t
-            return v
-        args, kwargs = tree_map(leaf, (s.args, s.kwargs))
+        args, kwargs, leaves = _with_leaves(s)
         if not leaves:
             continue
         ids = {id(t): i for i, t in enumerate(leaves)}
@@ -209,15 +216,7 @@ def check_backward_paths(op: OpInfo, device: str, dtype: str) -> int:
     for s in op.samples(device, dtype):
         if not s.grad:
             continue
-        leaves: list[Tensor] = []
-
-        def leaf(v):
-            if isinstance(v, Tensor) and v.dtype.is_floating_point:
-                t = v.detach().requires_grad_(True)
-                leaves.append(t)
-                return t
-            return v
-        args, kwargs = tree_map(leaf, (s.args, s.kwargs))
+        args, kwargs, leaves = _with_leaves(s)
         out = op.op(*args, **kwargs)
         outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
                 if isinstance(o, Tensor) and o.requires_grad]
@@ -231,14 +230,14 @@ def check_backward_paths(op: OpInfo, device: str, dtype: str) -> int:
             loss = term if loss is None else loss + term
         where = _where(op, s, device, dtype)
         expected = plugrad.autograd.grad(loss, leaves, retain_graph=True, allow_unused=True)
-        for planned in (False, True):  # both ways the engine orders nodes (see array_mode)
+        for walk in (False, True):  # with and without the engine's walk for hooks
             for t in leaves:
                 t.grad = None
-            with array_mode.forced_ordering(planned):
+            with array_mode.forced_walk(walk):
                 loss.backward(retain_graph=True)
             for i, (t, e) in enumerate(zip(leaves, expected)):
                 got = t.grad
-                at = f"{where}: input {i} ({'planned' if planned else 'in order'})"
+                at = f"{where}: input {i} ({'walked' if walk else 'no walk'})"
                 if e is None:
                     assert got is None or not bool((got != 0).any()), \
                         f"{at}: backward() gave a gradient, autograd.grad none"

@@ -18,10 +18,10 @@ def _leaf(rng, *shape, device="cpu", dtype=torch.float32):
                         requires_grad=True)
 
 
-@pytest.fixture(params=[False, True], ids=["in_order", "planned"])
-def ordering(request):
-    """Both ways the engine orders nodes: by creation order, or by a walk of the graph."""
-    with array_mode.forced_ordering(request.param):
+@pytest.fixture(params=[False, True], ids=["no_walk", "walk"])
+def walk(request):
+    """With and without the walk that looks for hooked nodes first (see array_mode)."""
+    with array_mode.forced_walk(request.param):
         yield request.param
 
 
@@ -73,7 +73,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_array_rules_agree_with_tensor_rules(case, ordering):
+def test_array_rules_agree_with_tensor_rules(case, walk):
     *leaves, fn = CASES[case](np.random.default_rng(0))
     got, expected = _both_paths(fn, leaves)
     for i, (g, e) in enumerate(zip(got, expected)):
@@ -82,7 +82,7 @@ def test_array_rules_agree_with_tensor_rules(case, ordering):
         assert_close(g, e, rtol=0, atol=0, msg=f"{case}: input {i}")
 
 
-def test_a_training_step_runs_no_tensor_rule(monkeypatch, ordering):
+def test_a_training_step_runs_no_tensor_rule(monkeypatch, walk):
     """An MLP step's nodes all have array rules: the fallback is never called."""
     calls = []
     original = array_mode._tensor_rule
@@ -96,7 +96,7 @@ def test_a_training_step_runs_no_tensor_rule(monkeypatch, ordering):
     assert all(p.grad is not None for p in model.parameters())
 
 
-def test_nodes_without_array_rule_fall_back(monkeypatch, ordering):
+def test_nodes_without_array_rule_fall_back(monkeypatch, walk):
     calls = []
     original = array_mode._tensor_rule
     monkeypatch.setattr(array_mode, "_tensor_rule",
@@ -108,26 +108,26 @@ def test_nodes_without_array_rule_fall_back(monkeypatch, ordering):
 
 
 def test_hooks_take_the_general_path():
-    """(Registering a hook switches the engine to planned ordering for good.)"""
+    """(Registering a hook turns the engine's walk for hooked nodes on for good.)"""
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x * 3.0
     y.register_hook(lambda g: g * 10.0)
     y.retain_grad()
     y.sum().backward()
     assert x.grad.tolist() == [30.0, 30.0] and y.grad.tolist() == [10.0, 10.0]
-    assert array_mode.plan(y.sum().grad_fn) is None
+    assert array_mode.needs_general_path(y.sum().grad_fn)
 
 
 def test_a_graph_across_devices_takes_the_general_path():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = (x * 2.0).to("ref")
     loss = (y * y).sum()
-    assert array_mode.plan(loss.grad_fn) is None
+    assert array_mode.needs_general_path(loss.grad_fn)
     loss.backward()
     assert x.grad.tolist() == [8.0, 16.0] and x.grad.device.type == "cpu"
 
 
-def test_leaf_gradients_are_not_aliased(ordering):
+def test_leaf_gradients_are_not_aliased(walk):
     """``a + b`` hands one array to both operands; each .grad must own its memory."""
     a = torch.zeros(3, requires_grad=True)
     b = torch.zeros(3, requires_grad=True)
@@ -136,7 +136,7 @@ def test_leaf_gradients_are_not_aliased(ordering):
     assert b.grad.tolist() == [1.0, 1.0, 1.0]
 
 
-def test_inplace_change_of_a_saved_tensor_is_caught(ordering):
+def test_inplace_change_of_a_saved_tensor_is_caught(walk):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1.0
     z = y * y
@@ -145,7 +145,7 @@ def test_inplace_change_of_a_saved_tensor_is_caught(ordering):
         z.sum().backward()
 
 
-def test_leaf_hooks_run_in_array_mode(ordering):
+def test_leaf_hooks_run_in_array_mode(walk):
     """DDP's hooks sit on leaves: they run on the summed gradient, before accumulation."""
     seen = []
     x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -154,7 +154,7 @@ def test_leaf_hooks_run_in_array_mode(ordering):
     assert seen == [[4.0, 4.0]] and x.grad.tolist() == [8.0, 8.0]
 
 
-def test_shared_subgraphs_run_once_after_all_consumers(ordering):
+def test_shared_subgraphs_run_once_after_all_consumers(walk):
     """A diamond and a node reused at several depths: each node's gradient is complete
     before it runs, whatever the order the graph was built in."""
     x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
@@ -170,7 +170,7 @@ def test_shared_subgraphs_run_once_after_all_consumers(ordering):
     np.testing.assert_allclose(x.grad.numpy(), 2 * dda, rtol=1e-6)
 
 
-def test_second_backward_through_a_freed_graph_raises(ordering):
+def test_second_backward_through_a_freed_graph_raises(walk):
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     loss = (x * x).sum()
     loss.backward()

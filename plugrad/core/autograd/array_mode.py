@@ -8,11 +8,11 @@ without an array rule runs it on wrapped gradients, and tests hold the two rules
 same results. Hooks on nodes and graphs spanning devices make the caller take the general
 path instead; hooks on leaves (DDP's) are run here.
 
-Two ways to order the nodes. While no node anywhere has ever had a hook or spanned devices
-(``node.special_nodes``), :func:`run_in_order` needs no walk of the graph beforehand: a
-node is always newer than its inputs' nodes (``Node.seq``), so taking the newest pending
-node first runs each one after all its consumers. Otherwise :func:`plan` walks the graph
-first, to find such nodes and count each node's consumers, and :func:`run` follows.
+Nodes run newest first (a heap keyed by ``Node.seq``): a node is always newer than its
+inputs' nodes, so each runs after all its consumers have delivered, with no walk of the
+graph to count them beforehand. Only to *find* hooked or device-spanning nodes is the graph
+walked (:func:`needs_general_path`), and only once any node in the process has had a hook
+or spanned devices (``node.special_nodes``).
 """
 from __future__ import annotations
 
@@ -27,95 +27,39 @@ _wrap = None  # plugrad.core.tensor._wrap, bound on first use (tensor imports th
 
 
 @contextlib.contextmanager
-def forced_ordering(planned: bool):
-    """Make ``loss.backward()`` use :func:`run` (``planned``) or :func:`run_in_order`, for
-    tests of both. Forcing the latter is only right for graphs without hooks."""
+def forced_walk(walk: bool):
+    """Make ``loss.backward()`` walk each graph for special nodes first (``walk``) or not,
+    for tests of both. Forcing no walk is only right for graphs without hooks."""
     previous, events = node_module.special_nodes, node_module.special_events
-    node_module.special_nodes = planned
+    node_module.special_nodes = walk
     try:
         yield
-    finally:  # a hook registered meanwhile keeps planning on
+    finally:  # a hook registered meanwhile keeps the walk on
         node_module.special_nodes = previous or node_module.special_events != events
 
 
-def plan(root_node):
-    """Count the edges into every node reachable from ``root_node``: the engine runs a node
-    once all of them have delivered. None if the graph needs the general path."""
-    deps: dict = {}
+def needs_general_path(root_node) -> bool:
+    """Whether a node reachable from ``root_node`` has hooks or spans two devices."""
+    seen = {root_node}
     stack = [root_node]
-    pop, push = stack.pop, stack.append
+    pop, push, add = stack.pop, stack.append, seen.add
     while stack:
         node = pop()
         if node.pre_hooks is not None or node.post_hooks is not None or node.crosses_devices:
-            return None
-        if node.__class__ is AccumulateGrad:
-            continue
+            return True
         for e in node.next:
-            if e is not None:
-                child = e[0]
-                if child in deps:
-                    deps[child] += 1
-                else:
-                    deps[child] = 1
-                    push(child)
-    return deps
+            if e is not None and e[0] not in seen:
+                add(e[0])
+                push(e[0])
+    return False
 
 
-def run(root_node, output_nr: int, seed, deps: dict, k, device, retain_graph: bool,
+def run(root_node, output_nr: int, seed, k, device, retain_graph: bool,
         stored_arrays: set) -> None:
     """Propagate the array ``seed`` (gradient of output ``output_nr`` of ``root_node``) to
-    the leaves, accumulating into their ``.grad``. Grad mode must be off (the caller's job)."""
-    global _wrap
-    if _wrap is None:
-        from plugrad.core.tensor import _wrap
-    buffers: dict = {}
-    _add(buffers, root_node, output_nr, seed, k)
-    ready = [root_node]
-    pop, push, take, get, add = ready.pop, ready.append, buffers.pop, buffers.get, k.add
-    while ready:
-        node = pop()
-        g = take(node, None)
-        if node.__class__ is AccumulateGrad:
-            if g is not None:
-                accumulate(node.variable, g, k, stored_arrays)
-            continue
-        if node._freed or node.versions:
-            node.check_saved()
-        rule = node.backward_arrays
-        if g is None:
-            outs = (None,) * len(node.next)
-        elif rule is not None and node.n_outputs == 1:
-            outs = rule(k, g)
-            if outs is None:  # the array rule declined this case
-                outs = _tensor_rule(node, g, k, device)
-        else:
-            outs = _tensor_rule(node, g, k, device)
-        if not retain_graph:
-            node.saved = ()
-            node._freed = True
-            if node._keeps_output:
-                node.release()
-        for e, go in zip(node.next, outs):
-            if e is None:
-                continue
-            child = e[0]
-            if go is not None:
-                if child.n_outputs == 1:
-                    old = get(child)
-                    buffers[child] = go if old is None else add(old, go)
-                else:
-                    _add(buffers, child, e[1], go, k)
-            left = deps[child] - 1
-            if left:
-                deps[child] = left
-            else:
-                push(child)
-
-
-def run_in_order(root_node, output_nr: int, seed, k, device, retain_graph: bool,
-                 stored_arrays: set) -> None:
-    """:func:`run` without a plan: pending nodes wait in a heap keyed by newest first;
-    the leaves' gradients are summed on the way and accumulated at the end."""
+    the leaves, accumulating into their ``.grad``; pending nodes wait in a heap, newest
+    first, and the leaves' gradients are summed on the way and accumulated at the end.
+    Grad mode must be off (the caller's job)."""
     global _wrap
     if _wrap is None:
         from plugrad.core.tensor import _wrap

@@ -37,7 +37,9 @@ def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: boo
     are updated (``backward``) or not (``autograd.grad``).
     """
     if (len(tensors) == 1 and inputs is None and accumulate and not create_graph
-            and not anomaly._enabled and _on_arrays(tensors[0], grad_tensors[0], retain_graph)):
+            and not anomaly._enabled and grad_tensors[0].dtype is tensors[0].dtype
+            and grad_tensors[0].device is tensors[0].device
+            and _on_arrays(tensors[0], grad_tensors[0]._data, retain_graph)):
         return None
     if len(tensors) == 1:  # the usual loss.backward(): skip the general bookkeeping
         edge = edge_of(tensors[0])
@@ -137,49 +139,26 @@ def backward_scalar(root, retain_graph: bool, create_graph: bool) -> None:
     """``loss.backward()`` of a one-element ``root`` with a graph: the usual call, kept short."""
     k = root._k
     seed = k.full(root._data.shape, 1.0, root.dtype.name, root.device.index)
-    if not create_graph and not anomaly._enabled:
-        fn = root.grad_fn
-        deps = array_mode.plan(fn) if node_module.special_nodes else None
-        if deps is not None or not node_module.special_nodes:
-            state = grad_mode._state
-            previous = state.enabled
-            state.enabled = False
-            try:
-                if deps is None:
-                    array_mode.run_in_order(fn, root._output_nr, seed, k, root.device,
-                                            retain_graph, {id(seed)})
-                else:
-                    array_mode.run(fn, root._output_nr, seed, deps, k, root.device,
-                                   retain_graph, {id(seed)})
-            finally:
-                state.enabled = previous
-            return
-    global _wrap
-    if _wrap is None:
-        from plugrad.core.tensor import _wrap
-    run_backward((root,), (_wrap(seed, root.dtype, root.device, k),),
-                 retain_graph=retain_graph, create_graph=create_graph)
+    if create_graph or anomaly._enabled or not _on_arrays(root, seed, retain_graph):
+        global _wrap
+        if _wrap is None:
+            from plugrad.core.tensor import _wrap
+        run_backward((root,), (_wrap(seed, root.dtype, root.device, k),),
+                     retain_graph=retain_graph, create_graph=create_graph)
 
 
 def _on_arrays(root, seed, retain_graph: bool) -> bool:
-    """The usual ``loss.backward()`` on bare arrays (see :mod:`array_mode`); False when the
-    graph needs the general path (hooks, several devices, an unusual seed)."""
+    """Backward from ``root`` with the array ``seed`` on bare arrays (see :mod:`array_mode`);
+    False when the graph needs the general path (hooks on nodes, several devices)."""
     fn = root.grad_fn
-    if fn is None or seed.dtype is not root.dtype or seed.device is not root.device:
-        return False
-    deps = array_mode.plan(fn) if node_module.special_nodes else None
-    if deps is None and node_module.special_nodes:
+    if fn is None or (node_module.special_nodes and array_mode.needs_general_path(fn)):
         return False
     state = grad_mode._state
     previous = state.enabled
     state.enabled = False
     try:
-        if deps is None:
-            array_mode.run_in_order(fn, root._output_nr, seed._data, root._k, root.device,
-                                    retain_graph, {id(seed._data)})
-        else:
-            array_mode.run(fn, root._output_nr, seed._data, deps, root._k, root.device,
-                           retain_graph, {id(seed._data)})
+        array_mode.run(fn, root._output_nr, seed, root._k, root.device, retain_graph,
+                       {id(seed)})
     finally:
         state.enabled = previous
     return True
@@ -251,31 +230,21 @@ def _run_pre_hooks(node, grads: list) -> None:
 
 
 def _accumulate_grad(var, g, create_graph: bool, stored_arrays: set) -> None:
-    """``var.grad += g``, in place once it exists, as PyTorch's AccumulateGrad does."""
-    global _wrap
-    if _wrap is None:
-        from plugrad.core.tensor import _wrap
+    """``var.grad += g``, in place once it exists, as PyTorch's AccumulateGrad does; with
+    ``create_graph`` the sum is recorded (``.grad`` then has a graph of its own)."""
+    if not create_graph:
+        array_mode.accumulate(var, g._data, g._k, stored_arrays)
+        return
     if var._hooks:
         for hook in list(var._hooks):
             replaced = hook(g)
             if replaced is not None:
                 g = replaced
-    if var._grad is None:
-        data = g._data
-        if id(data) in stored_arrays or getattr(data, "base", None) is not None:
-            data = g._k.copy(data)  # the array may be shared: a later in-place op must not leak
-        stored_arrays.add(id(data))
-        if create_graph:
-            var._grad = g if data is g._data else g.clone()
-        else:
-            var._grad = _wrap(data, g.dtype, g.device, g._k)
-        if g.dtype is not var.dtype:
-            var._grad = var._grad.to(var.dtype)
-    elif create_graph or var._grad.requires_grad:
+    if var._grad is not None:
         var._grad = var._grad + g
-    else:
-        grad = var._grad
-        if g.dtype is not grad.dtype:
-            g = g.to(grad.dtype)
-        grad._data = grad._k.update_("add", grad._data, g._data)
-        grad._vc[0] += 1
+        return
+    data = g._data
+    shared = id(data) in stored_arrays or getattr(data, "base", None) is not None
+    grad = g.clone() if shared else g  # a later in-place op on .grad must not leak
+    stored_arrays.add(id(grad._data))
+    var._grad = grad if grad.dtype is var.dtype else grad.to(var.dtype)
