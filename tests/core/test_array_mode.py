@@ -176,3 +176,20 @@ def test_second_backward_through_a_freed_graph_raises(walk):
     loss.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         loss.backward()
+
+
+def test_general_path_first_in_a_fresh_process():
+    """The general engine shares the leaf accumulation with array mode: it must work when
+    it is the first backward a process runs (nothing bound lazily beforehand)."""
+    import subprocess
+    import sys
+    code = ("import plugrad as torch\n"
+            "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+            "y = x * 3.0\n"
+            "y.register_hook(lambda g: g * 10.0)\n"
+            "y.sum().backward()\n"
+            "print(x.grad.tolist())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[30.0, 30.0]"

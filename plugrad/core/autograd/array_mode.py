@@ -26,6 +26,13 @@ from plugrad.core.autograd.node import AccumulateGrad
 _wrap = None  # plugrad.core.tensor._wrap, bound on first use (tensor imports this package)
 
 
+def _bind_wrap():
+    global _wrap
+    from plugrad.core.tensor import _wrap as wrap
+    _wrap = wrap
+    return wrap
+
+
 @contextlib.contextmanager
 def forced_walk(walk: bool):
     """Make ``loss.backward()`` walk each graph for special nodes first (``walk``) or not,
@@ -60,9 +67,6 @@ def run(root_node, output_nr: int, seed, k, device, retain_graph: bool,
     the leaves, accumulating into their ``.grad``; pending nodes wait in a heap, newest
     first, and the leaves' gradients are summed on the way and accumulated at the end.
     Grad mode must be off (the caller's job)."""
-    global _wrap
-    if _wrap is None:
-        from plugrad.core.tensor import _wrap
     buffers: dict = {}
     _add(buffers, root_node, output_nr, seed, k)
     sinks: dict = {}
@@ -128,7 +132,7 @@ def _tensor_rule(node, g, k, device):
 
 
 def _as_tensor(data, k, device):
-    return _wrap(data, _dt.get_dtype(k.dtype_of(data)), device, k)
+    return (_wrap or _bind_wrap())(data, _dt.get_dtype(k.dtype_of(data)), device, k)
 
 
 def accumulate(var, g, k, stored_arrays: set) -> None:
@@ -149,7 +153,7 @@ def accumulate(var, g, k, stored_arrays: set) -> None:
         elif id(g) in stored_arrays or getattr(g, "base", None) is not None:
             g = k.copy(g)
         stored_arrays.add(id(g))
-        var._grad = _wrap(g, var.dtype, var.device, k)
+        var._grad = (_wrap or _bind_wrap())(g, var.dtype, var.device, k)
     elif grad._rg:  # a .grad that itself records a graph: keep it out of place
         var._grad = grad + _as_tensor(g, k, var.device)
     else:

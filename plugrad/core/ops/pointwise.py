@@ -31,7 +31,8 @@ def _grad_meta(g, meta):
 def _mixed(node, dt, a, b) -> None:
     """Mark ``node`` when an operand's dtype differs from the result's ``dt``: its array
     rule then declines (the Tensor rule knows the promotions)."""
-    if (isinstance(a, Tensor) and a.dtype is not dt) or (isinstance(b, Tensor) and b.dtype is not dt):
+    if (isinstance(a, Tensor) and a.dtype is not dt) or \
+            (isinstance(b, Tensor) and b.dtype is not dt):
         node.mixed = True
 
 
