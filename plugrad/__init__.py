@@ -5,7 +5,7 @@ by a backend plugin (NumPy on ``cpu``, CuPy on ``cuda``, pure Python on ``ref``,
 third-party package), found through a pluggy registry.
 """
 from plugrad.core import methods as _methods  # noqa: F401 - binds the Tensor methods
-from plugrad.core.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+from plugrad.core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                              no_grad, set_grad_enabled)
 from plugrad.core.device import Device, device, get_default_device, set_default_device
 from plugrad.core.dtypes import (DType, bfloat16, float16, float32, float64, get_default_dtype,
@@ -15,7 +15,7 @@ from plugrad.core.dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from plugrad.core.printing import get_printoptions, printoptions, set_printoptions
 from plugrad.core.registry import BackendError
 from plugrad.core.tensor import Size, Tensor
-from plugrad.core.ops._base import DeviceError, DTypeError, OpError, ShapeError
+from plugrad.core.errors import DeviceError, DTypeError, OpError, ShapeError
 from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack,
                                     from_numpy, full,
                                     full_like, linspace, logspace, ones, ones_like, tensor,

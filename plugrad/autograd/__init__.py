@@ -3,7 +3,7 @@ from plugrad.core.autograd.anomaly import detect_anomaly, is_anomaly_enabled, se
 from plugrad.core.autograd.function import Function, FunctionCtx, once_differentiable
 from plugrad.core.autograd.functional import backward, grad
 from plugrad.core.autograd.gradcheck import gradcheck, gradgradcheck
-from plugrad.core.autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
+from plugrad.core.grad_mode import (enable_grad, inference_mode, is_grad_enabled,
                                              no_grad, set_grad_enabled)
 from plugrad.core.autograd.node import Node
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device, get_default_device
-from plugrad.core.ops._base import check_dtype_supported
+from plugrad.core.errors import check_dtype_supported
 from plugrad.core.tensor import Tensor, _wrap, table_for
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from plugrad.core import factories, random
+from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
 from plugrad.core.ops import (activation, conversion, indexing, inplace, linalg, pointwise,
                               reduction, shape)
 from plugrad.core.tensor import Tensor

@@ -227,7 +227,7 @@ def random_(t, low=0, high=None, *, generator=None):
 
 
 def _fill_inplace(t, values):
-    from plugrad.core.autograd.grad_mode import no_grad
+    from plugrad.core.grad_mode import no_grad
     from plugrad.core.ops.inplace import copy_
     if t._rg and t.grad_fn is None:
         with no_grad():

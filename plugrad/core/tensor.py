@@ -12,7 +12,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core import printing
-from plugrad.core.autograd import grad_mode
+from plugrad.core import grad_mode
 from plugrad.core.device import Device, get_default_device
 from plugrad.core.registry import get_registry
 
@@ -270,8 +270,7 @@ class Tensor:
         return self._add_node_hook(hook)
 
     def _add_node_hook(self, hook):
-        from plugrad.core.autograd.node import _Handle, note_special_node
-        note_special_node()
+        from plugrad.core.autograd.node import _Handle
         node = self.grad_fn
         if node.pre_hooks is None:
             node.pre_hooks = {}

@@ -219,7 +219,7 @@ CATALOGUE = [
          "y = (pg.ones(2, device=d, requires_grad=True) * 3).sum()\ny.backward()\ny.backward()",
          RuntimeError,
          "Trying to backward through the graph a second time (or directly access saved tensors "
-         "after they have already been freed) in SumBackward0. Saved intermediate values of "
+         "after they have already been freed) in MulBackward0. Saved intermediate values of "
          "the graph are freed when you call .backward() or autograd.grad(). Specify "
          "retain_graph=True if you need to backward through the graph a second time or if you "
          "need to access saved tensors after calling backward."),

@@ -108,12 +108,13 @@ def forward_trace(node) -> str:
     return "Traceback of forward call that caused the error:\n" + "".join(stack)
 
 
-def call_backward(node, grads):
-    """Run ``node.backward``; in anomaly mode, explain failures and NaNs."""
+def call_rule(node, g, tensor_mode: bool, apply, table_of):
+    """Run ``node``'s rule through ``apply``; in anomaly mode, failures (including a saved
+    tensor modified in place) name the forward call, and a NaN in a gradient raises."""
     try:
         if node._freed or node.versions:
             node.check_saved()
-        outs = node.backward(*grads)
+        outs = apply(node, g, tensor_mode)
     except Exception as exc:
         trace = forward_trace(node)
         note = f"Error detected in {node.name()}."
@@ -125,9 +126,18 @@ def call_backward(node, grads):
         exc.add_note(note)
         raise
     if _check_nan:
-        for i, g in enumerate(outs):
-            if g is not None and g.dtype.is_floating_point and bool(g.isnan().any()):
-                trace = forward_trace(node)
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                   f"{i}th output." + ("\n" + trace if trace else ""))
+        for i, x in enumerate(outs):
+            if x is None or not _has_nan(x, tensor_mode, table_of, node, i):
+                continue
+            trace = forward_trace(node)
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                               f"{i}th output." + ("\n" + trace if trace else ""))
     return outs
+
+
+def _has_nan(x, tensor_mode, table_of, node, i) -> bool:
+    import numpy as np
+    if tensor_mode:
+        return x.dtype.is_floating_point and bool(x.isnan().any())
+    values = np.asarray(table_of(node, i, x).to_numpy(x))
+    return values.dtype.kind == "f" and bool(np.isnan(values).any())

@@ -1,19 +1,33 @@
-"""The backward engine: an iterative walk of the graph in dependency order.
+"""The backward engine: one loop for every pass.
 
-No recursion (a chain of 100,000 ops is fine); a node runs once every consumer of its
-outputs has handed over its gradient, so gradients of a tensor used twice are summed first.
+Nodes run newest first (a heap keyed by ``Node.seq``): a node is always newer than its
+inputs' nodes, so it runs after every consumer of its outputs has handed over its gradient,
+with no walk of the graph to count them beforehand, and no recursion (deep graphs work).
+
+One loop serves ``backward()``, ``autograd.grad``, hooks on nodes and leaves,
+``retain_grad``, anomaly mode and graphs that span devices. What differs is the binding of
+the gradient ops (see :mod:`plugrad.core.autograd.node`): without ``create_graph``,
+gradients are bare arrays and each node's rule runs on its own kernel table (so a graph
+across devices needs nothing special); with it, gradients are Tensors and rules run on the
+differentiable Tensor ops, recording the graph of the backward pass. Hooks see Tensors in
+both: arrays are wrapped only where a hook is called.
 """
 from __future__ import annotations
 
 import weakref
+from heapq import heappop, heappush
 
+from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import anomaly
-from plugrad.core.autograd import array_mode
-from plugrad.core.autograd import node as node_module
-from plugrad.core.autograd import grad_mode
+from plugrad.core.autograd.grad_ops import to_inputs
 from plugrad.core.autograd.node import AccumulateGrad
+from plugrad.core.grad_mode import _state
+from plugrad.core.tensor import Tensor, _wrap
 
-_wrap = None  # plugrad.core.tensor._wrap, bound on first use (tensor imports this package)
+#: ``tensor_ops_for(kernel_table)`` gives the differentiable Tensor binding of the gradient
+#: ops for that table's device type. Set by :mod:`plugrad.core.ops.tensor_ops` (the ops sit
+#: above the engine, which must not import them).
+tensor_ops_for = None
 
 
 def edge_of(t):
@@ -29,212 +43,296 @@ def edge_of(t):
     return None
 
 
+def backward_scalar(root, retain_graph: bool, create_graph: bool) -> None:
+    """``loss.backward()`` of a one-element ``root`` with a graph: the usual call."""
+    k = root._k
+    seed = k.full(root._data.shape, 1.0, root.dtype.name, root.device.index)
+    if create_graph:
+        seed = _wrap(seed, root.dtype, root.device, k)
+    run([((root.grad_fn, root._output_nr), seed)], tensor_mode=create_graph,
+        retain_graph=retain_graph, stored={id(seed)})
+
+
 def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: bool,
                  inputs=None, accumulate: bool = True):
-    """Propagate ``grad_tensors`` from ``tensors`` to the leaves.
+    """Propagate ``grad_tensors`` (Tensors) from ``tensors`` to the leaves.
 
-    With ``inputs``, return their gradients; ``accumulate`` says whether leaves' ``.grad``
-    are updated (``backward``) or not (``autograd.grad``).
+    With ``inputs``, return their gradients (Tensors or None); ``accumulate`` says whether
+    ``.grad`` is updated (``backward``, only of ``inputs`` when given) or not
+    (``autograd.grad``).
     """
-    if (len(tensors) == 1 and inputs is None and accumulate and not create_graph
-            and not anomaly._enabled and grad_tensors[0].dtype is tensors[0].dtype
-            and grad_tensors[0].device is tensors[0].device
-            and _on_arrays(tensors[0], grad_tensors[0]._data, retain_graph)):
-        return None
-    if len(tensors) == 1:  # the usual loss.backward(): skip the general bookkeeping
-        edge = edge_of(tensors[0])
+    starts = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        edge = edge_of(t)
         if edge is None:
-            raise RuntimeError("element 0 of tensors does not require grad and does not have "
-                               "a grad_fn")
-        roots = [(edge, grad_tensors[0])]
-    else:
-        roots = []
-        for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
-            edge = edge_of(t)
-            if edge is None:
-                raise RuntimeError(f"element {i} of tensors does not require grad and does "
-                                   f"not have a grad_fn")
-            roots.append((edge, g))
-
-    # Count, for every node, how many edges lead into it: it runs when all have delivered.
-    deps: dict = {}
-    stack = [edge[0] for edge, _ in roots]
-    while stack:
-        node = stack.pop()
-        for e in node.next:
-            if e is not None:
-                child = e[0]
-                if child in deps:
-                    deps[child] += 1
-                else:
-                    deps[child] = 1
-                    stack.append(child)
-
-    # A single-output node's pending gradient is stored bare, a multi-output one's as a list.
-    buffers: dict = {}
-    for (node, nr), g in roots:
-        _add_to_buffer(buffers, node, nr, g)
-
-    captured = None
-    capture_at: dict = {}
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               f"have a grad_fn")
+        starts.append((edge, g if create_graph else g._data))
+    targets = None
     if inputs is not None:
-        captured = [None] * len(inputs)
+        targets = []
         for i, t in enumerate(inputs):
             edge = edge_of(t)
             if edge is None:
                 raise RuntimeError(f"input {i} of autograd.grad does not require grad")
-            capture_at.setdefault(edge, []).append(i)
+            targets.append(edge)
+    stored = {id(g) for _, g in starts}  # user-given grads are never stored as-is
+    return run(starts, tensor_mode=create_graph, retain_graph=retain_graph, stored=stored,
+               targets=targets, accumulate=accumulate,
+               into=list(inputs) if inputs is not None and accumulate else None)
 
-    stored_arrays = {id(g._data) for _, g in roots}  # user-given grads are never stored as-is
-    ready = []
-    for (node, _), _g in roots:
-        if node not in deps and node not in ready:
-            ready.append(node)
 
-    state = grad_mode._state
-    previous = state.enabled
-    state.enabled = create_graph
+def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=None,
+        accumulate: bool = True, into=None):
+    """The loop. ``starts``: ``((node, nr), grad)`` pairs, grads in the pass's binding
+    (arrays, or Tensors when ``tensor_mode``). ``targets``: edges whose gradients are
+    returned; only nodes leading to them run. ``into``: the tensors whose ``.grad`` a
+    ``backward(inputs=...)`` accumulates (None: every leaf)."""
+    buffers: dict = {}
+    sinks: dict = {}
+    heap: list = []
+    for (node, nr), g in starts:
+        _deposit(node, nr, g, buffers, sinks, heap, tensor_mode)
+    needed = captured = at = None
+    if targets is not None:
+        at = {}
+        for i, edge in enumerate(targets):
+            at.setdefault(edge, []).append(i)
+        captured = [None] * len(targets)
+        needed = _leading_to({e[0] for e in targets}, [e[0][0] for e in starts])
+    into_nodes = None
+    if into is not None:
+        into_nodes = {edge_of(t)[0]: t for t in into}
+    previous = _state.enabled
+    _state.enabled = tensor_mode
+    take = buffers.pop
     try:
-        simple = not capture_at and not anomaly._enabled
-        while ready:
-            node = ready.pop()
-            pending = buffers.pop(node, None)
-            if simple and node.n_outputs == 1 and node.pre_hooks is None \
-                    and node.post_hooks is None and type(node) is not AccumulateGrad \
-                    and pending is not None:
-                # The common node: one output, no hooks, nothing to capture.
+        while heap:
+            node = heappop(heap)[1]
+            g = take(node)
+            if node.pre_hooks is not None:
+                g = _run_pre_hooks(node, g, tensor_mode)
+            if at is not None:
+                _capture(node, g, at, captured)
+            if into_nodes is not None:
+                t = into_nodes.get(node)
+                if t is not None:
+                    _accumulate_non_leaf(t, g, node, tensor_mode, stored)
+            if anomaly._enabled:
+                outs = anomaly.call_rule(node, g, tensor_mode, _apply, _input_table)
+            else:
                 if node._freed or node.versions:
                     node.check_saved()
-                outs = node.backward(pending)
-                if not retain_graph:
-                    node.saved = ()
-                    node._freed = True
-                    if node._keeps_output:
-                        node.release()
-            else:
-                outs = _run_node(node, pending, buffers, capture_at, captured, accumulate,
-                                 inputs, create_graph, retain_graph, stored_arrays)
-                if outs is None:
-                    continue
-            for e, g in zip(node.next, outs):
-                if e is None:
+                outs = _apply(node, g, tensor_mode)
+            if node.post_hooks is not None:
+                _run_post_hooks(node, outs, g, tensor_mode)
+            if not retain_graph and node.saved:
+                node.release()
+            for e, go in zip(node.next, outs):
+                if e is None or go is None:
                     continue
                 child = e[0]
-                if g is not None:
-                    if child.n_outputs == 1:
-                        old = buffers.get(child)
-                        buffers[child] = g if old is None else old + g
-                    else:
-                        _add_to_buffer(buffers, child, e[1], g)
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    ready.append(child)
+                if needed is not None and child not in needed:
+                    continue
+                _deposit(child, e[1], go, buffers, sinks, heap, tensor_mode)
+        for acc, g in sinks.items():
+            if at is not None:
+                _capture(acc, g, at, captured)
+            if accumulate and (into_nodes is None or acc in into_nodes):
+                if tensor_mode:
+                    _accumulate_tensor(acc.variable, g, stored)
+                else:
+                    accumulate_array(acc.variable, g, acc.k, stored)
     finally:
-        state.enabled = previous
-    return captured
-
-
-def backward_scalar(root, retain_graph: bool, create_graph: bool) -> None:
-    """``loss.backward()`` of a one-element ``root`` with a graph: the usual call, kept short."""
-    k = root._k
-    seed = k.full(root._data.shape, 1.0, root.dtype.name, root.device.index)
-    if create_graph or anomaly._enabled or not _on_arrays(root, seed, retain_graph):
-        global _wrap
-        if _wrap is None:
-            from plugrad.core.tensor import _wrap
-        run_backward((root,), (_wrap(seed, root.dtype, root.device, k),),
-                     retain_graph=retain_graph, create_graph=create_graph)
-
-
-def _on_arrays(root, seed, retain_graph: bool) -> bool:
-    """Backward from ``root`` with the array ``seed`` on bare arrays (see :mod:`array_mode`);
-    False when the graph needs the general path (hooks on nodes, several devices)."""
-    fn = root.grad_fn
-    if fn is None or (node_module.special_nodes and array_mode.needs_general_path(fn)):
-        return False
-    state = grad_mode._state
-    previous = state.enabled
-    state.enabled = False
-    try:
-        array_mode.run(fn, root._output_nr, seed, root._k, root.device, retain_graph,
-                       {id(seed)})
-    finally:
-        state.enabled = previous
-    return True
-
-
-def _run_node(node, pending, buffers, capture_at, captured, accumulate, inputs, create_graph,
-              retain_graph, stored_arrays):
-    """One node in full generality (hooks, captures, anomaly mode, several outputs, leaves).
-    Returns its input gradients, or None when it has none to hand on (a leaf)."""
-    if node.n_outputs == 1:
-        grads = [pending]
-        missing = pending is None
-    else:
-        grads = pending or [None] * node.n_outputs
-        missing = all(g is None for g in grads)
-    if node.pre_hooks is not None and not missing:
-        _run_pre_hooks(node, grads)
-    if capture_at:
-        for nr, g in enumerate(grads):
-            for i in capture_at.get((node, nr), ()):
-                captured[i] = g
-    if type(node) is AccumulateGrad:
-        if accumulate and not missing and (inputs is None or (node, 0) in capture_at):
-            _accumulate_grad(node.variable, grads[0], create_graph, stored_arrays)
+        _state.enabled = previous
+    if captured is None:
         return None
-    if missing:
-        return (None,) * len(node.next)
-    if anomaly._enabled:  # checks saved tensors inside, to explain failures
-        outs = anomaly.call_backward(node, grads)
+    return [c if c is None or tensor_mode else _as_tensor(c, _edge_table(targets[i]),
+                                                            _edge_device(targets[i]))
+            for i, c in enumerate(captured)]
+
+
+def _deposit(child, nr, g, buffers, sinks, heap, tensor_mode) -> None:
+    """Hand gradient ``g`` of output ``nr`` to ``child``, summing with what it has."""
+    if child.__class__ is AccumulateGrad:
+        old = sinks.get(child)
+        sinks[child] = g if old is None else (old + g if tensor_mode else child.k.add(old, g))
+        return
+    if child.n_outputs == 1:
+        old = buffers.get(child)
+        if old is None:
+            buffers[child] = g
+            heappush(heap, (-child.seq, child))
+        else:
+            buffers[child] = old + g if tensor_mode else child.k.add(old, g)
+        return
+    slots = buffers.get(child)
+    if slots is None:
+        slots = buffers[child] = [None] * child.n_outputs
+        heappush(heap, (-child.seq, child))
+    old = slots[nr]
+    slots[nr] = g if old is None else (old + g if tensor_mode else child.k.add(old, g))
+
+
+def _apply(node, g, tensor_mode: bool):
+    """Run ``node``'s rule in the pass's binding; gradients reduced/cast to the inputs."""
+    if node.tensor_rule:
+        return _run_tensor_rule(node, g, tensor_mode)
+    if tensor_mode:
+        F = tensor_ops_for(node.k)
+        outs = node.grad(F, g, *node.saved_tensors())
     else:
-        if node._freed or node.versions:
-            node.check_saved()
-        outs = node.backward(*grads)
-    if node.post_hooks is not None:
-        for hook in node.post_hooks:
-            hook(outs, tuple(grads))
-    if not retain_graph:
-        node.saved = ()
-        node._freed = True
-        if node._keeps_output:
-            node.release()
+        F = node.k
+        outs = node.grad(F, g, *node.arrays)
+    if node.meta is not None:
+        outs = to_inputs(F, outs, node.meta)
     return outs
 
 
-def _add_to_buffer(buffers: dict, node, nr: int, g) -> None:
-    if node.n_outputs == 1:
-        old = buffers.get(node)
-        buffers[node] = g if old is None else old + g
-        return
-    slots = buffers.get(node)
-    if slots is None:
-        slots = buffers[node] = [None] * node.n_outputs
-    slots[nr] = g if slots[nr] is None else slots[nr] + g
+# ---------------------------------------------------------------------- hooks and Tensors
+def _as_tensor(data, k, device):
+    return _wrap(data, _dt.get_dtype(k.dtype_of(data)), device, k)
 
 
-def _run_pre_hooks(node, grads: list) -> None:
-    for nr, hooks in node.pre_hooks.items():
-        if nr == -1:
-            for hook in list(hooks):
+def _edge_table(edge):
+    node = edge[0]
+    return node.k
+
+
+def _edge_device(edge):
+    node = edge[0]
+    return node.variable.device if node.__class__ is AccumulateGrad else node.device
+
+
+def _tensors_of(node, g, tensor_mode):
+    """The output gradients of ``node`` as Tensors (a list; None where missing)."""
+    grads = [g] if node.n_outputs == 1 else list(g)
+    if tensor_mode:
+        return grads
+    return [None if x is None else _as_tensor(x, node.k, node.device) for x in grads]
+
+
+def _back(node, grads, tensor_mode):
+    if not tensor_mode:
+        grads = [None if t is None else t._data for t in grads]
+    return grads[0] if node.n_outputs == 1 else grads
+
+
+def _run_pre_hooks(node, g, tensor_mode):
+    grads = _tensors_of(node, g, tensor_mode)
+    for nr, hooks in list(node.pre_hooks.items()):
+        for hook in list(hooks):
+            if nr == -1:
                 replaced = hook(tuple(grads))
                 if replaced is not None:
-                    grads[:] = list(replaced)
-            continue
-        for hook in list(hooks):
-            if grads[nr] is not None:
+                    grads = list(replaced)
+            elif grads[nr] is not None:
                 replaced = hook(grads[nr])
                 if replaced is not None:
                     grads[nr] = replaced
+    return _back(node, grads, tensor_mode)
 
 
-def _accumulate_grad(var, g, create_graph: bool, stored_arrays: set) -> None:
-    """``var.grad += g``, in place once it exists, as PyTorch's AccumulateGrad does; with
-    ``create_graph`` the sum is recorded (``.grad`` then has a graph of its own)."""
-    if not create_graph:
-        array_mode.accumulate(var, g._data, g._k, stored_arrays)
+def _run_post_hooks(node, outs, g, tensor_mode) -> None:
+    grads = tuple(_tensors_of(node, g, tensor_mode))
+    if tensor_mode:
+        ins = tuple(outs)
+    else:
+        ins = tuple(None if x is None else _as_tensor(x, _input_table(node, i, x),
+                                                     _input_device(node, i))
+                    for i, x in enumerate(outs))
+    for hook in node.post_hooks:
+        hook(ins, grads)
+
+
+def _input_table(node, i, x):
+    e = node.next[i] if i < len(node.next) else None
+    return e[0].k if e is not None and e[0].k is not None else node.k
+
+
+def _input_device(node, i):
+    e = node.next[i] if i < len(node.next) else None
+    if e is None:
+        return node.device
+    child = e[0]
+    return child.variable.device if child.__class__ is AccumulateGrad else child.device
+
+
+def _run_tensor_rule(node, g, tensor_mode):
+    """A rule written as user code on Tensors (``autograd.Function``): Tensors in and out."""
+    outs = node.backward(*_tensors_of(node, g, tensor_mode))
+    if tensor_mode:
+        return outs
+    return tuple(None if t is None else t._data for t in outs)
+
+
+def _capture(node, g, at, captured) -> None:
+    if node.n_outputs == 1:
+        for i in at.get((node, 0), ()):
+            captured[i] = g
         return
+    for nr, x in enumerate(g):
+        for i in at.get((node, nr), ()):
+            captured[i] = x
+
+
+def _leading_to(target_nodes: set, start_nodes) -> set:
+    """The nodes reachable from ``start_nodes`` from which some target node is reachable
+    (only these need to run for ``autograd.grad``)."""
+    order, seen, stack = [], set(), list(start_nodes)
+    while stack:  # iterative DFS, post-order by the seq numbers below
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for e in node.next:
+            if e is not None and e[0] not in seen:
+                stack.append(e[0])
+    needed = set(target_nodes)
+    # children are older (smaller seq) than parents: decide children first
+    for node in sorted(order, key=lambda n: n.seq):
+        if node in needed:
+            continue
+        for e in node.next:
+            if e is not None and e[0] in needed:
+                needed.add(node)
+                break
+    return needed
+
+
+# ---------------------------------------------------------------------- accumulation
+def accumulate_array(var, g, k, stored: set) -> None:
+    """``var.grad += g`` for an array ``g``: in place once ``.grad`` exists (as PyTorch's
+    AccumulateGrad does); a first gradient is stored without a copy unless the array may be
+    shared (a view, or already stored or given by the caller)."""
+    if var._hooks:
+        t = _as_tensor(g, k, var.device)
+        for hook in list(var._hooks):
+            replaced = hook(t)
+            if replaced is not None:
+                t = replaced
+        g = t._data
+    grad = var._grad
+    if grad is None:
+        if k.dtype_of(g) != var.dtype.name:
+            g = k.astype(g, var.dtype.name)
+        elif id(g) in stored or getattr(g, "base", None) is not None:
+            g = k.copy(g)
+        stored.add(id(g))
+        var._grad = _wrap(g, var.dtype, var.device, k)
+    elif grad._rg:  # a .grad that itself records a graph: keep it out of place
+        var._grad = grad + _as_tensor(g, k, var.device)
+    else:
+        if k.dtype_of(g) != grad.dtype.name:
+            g = k.astype(g, grad.dtype.name)
+        grad._data = grad._k.update_("add", grad._data, g)
+        grad._vc[0] += 1
+
+
+def _accumulate_tensor(var, g, stored: set) -> None:
+    """``var.grad += g`` under ``create_graph``: the sum is recorded (``.grad`` then has a
+    graph of its own)."""
     if var._hooks:
         for hook in list(var._hooks):
             replaced = hook(g)
@@ -244,7 +342,22 @@ def _accumulate_grad(var, g, create_graph: bool, stored_arrays: set) -> None:
         var._grad = var._grad + g
         return
     data = g._data
-    shared = id(data) in stored_arrays or getattr(data, "base", None) is not None
+    shared = id(data) in stored or getattr(data, "base", None) is not None
     grad = g.clone() if shared else g  # a later in-place op on .grad must not leak
-    stored_arrays.add(id(grad._data))
+    stored.add(id(grad._data))
     var._grad = grad if grad.dtype is var.dtype else grad.to(var.dtype)
+
+
+def _accumulate_non_leaf(t, g, node, tensor_mode, stored) -> None:
+    """``backward(inputs=[t])`` for a non-leaf ``t``: its ``.grad`` takes the gradient."""
+    if node.__class__ is AccumulateGrad:
+        return  # leaves accumulate at the sinks
+    if node.n_outputs != 1:
+        g = g[t._output_nr]
+    if g is None:
+        return
+    if tensor_mode:
+        t._grad = g if t._grad is None else t._grad + g
+    else:
+        gt = _as_tensor(node.k.copy(g), node.k, t.device)
+        t._grad = gt if t._grad is None else t._grad + gt

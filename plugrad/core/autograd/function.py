@@ -1,7 +1,7 @@
 """``autograd.Function``: user-defined ops with their own forward and backward."""
 from __future__ import annotations
 
-from plugrad.core.autograd import grad_mode
+from plugrad.core import grad_mode
 from plugrad.core.autograd.node import Node
 
 
@@ -157,11 +157,6 @@ def _record(cls, ctx, args, tensor_args, outs):
                          for a in args)
     node.out_meta = tuple((tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor)
                           else ((), None, None) for o in outs)
-    devices = {a.device for a in tensor_args} | {o.device for o in outs if isinstance(o, Tensor)}
-    if len(devices) > 1:
-        from plugrad.core.autograd.node import note_special_node
-        node.crosses_devices = True
-        note_special_node()
     fresh = []
     for nr, o in enumerate(outs):
         if not isinstance(o, Tensor):

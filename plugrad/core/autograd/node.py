@@ -1,28 +1,33 @@
 """Graph nodes: what a differentiable op leaves behind for backward.
 
 A node knows the edges to the nodes of its inputs (``next``: one ``(node, output_nr)`` or
-None per input) and the tensors its gradient rule needs (``saved``). Gradient rules are
-written with Tensor ops, so running them with grad mode on records a graph of the
-backward pass itself: that is all higher-order gradients take.
+None per input), the kernel table of the device its output lives on (``k``), and what its
+gradient rule needs: ``saved`` (Tensors, version-checked, or plain Python values) and the
+same values as bare backend arrays (``arrays``).
+
+Every node has exactly one gradient rule, ``grad(F, g, *saved)``, written against a small
+namespace of gradient ops ``F``. The engine binds ``F`` to the node's kernel table with the
+saved *arrays* for the usual ``backward()`` (no Tensors, no checks, no graph), and to the
+differentiable Tensor ops with the saved *Tensors* for ``create_graph=True``: one text, two
+bindings, which is all higher-order gradients take.
 """
 from __future__ import annotations
 
-
-#: Set once any node has had a hook or has spanned two devices. Until then the array-mode
-#: engine needs no walk of the graph to look for such nodes (see ``array_mode``).
-special_nodes = False
-special_events = 0  # how many times one was noted
-
-
-def note_special_node() -> None:
-    global special_nodes, special_events
-    special_nodes = True
-    special_events += 1
-
+from plugrad.core.tensor import _wrap
 
 INPLACE_HINT = ("Hint: enable anomaly detection with "
                 "plugrad.autograd.set_detect_anomaly(True) to see where the operation that "
                 "saved it ran in forward.")
+
+
+class _Output:
+    """Marks, in ``Node.saved``, the slot of the node's own output (see :class:`KeepsOutput`)."""
+
+    def __repr__(self) -> str:
+        return "OUTPUT"
+
+
+OUTPUT = _Output()
 
 
 class Node:
@@ -33,9 +38,13 @@ class Node:
     """
 
     next = ()
-    seq = 0  # creation order, set by ``attach``: a node is always newer than its inputs' nodes
-    saved = ()
+    seq = 0  # creation order, set by ``record``: a node is always newer than its inputs' nodes
+    k = None  # kernel table of the output's device
+    saved = ()  # what the rule needs, as Tensors / Python values (create_graph, version checks)
+    arrays = ()  # the same, as backend arrays (plain backward)
     versions = ()
+    casts = None  # a dtype: saved floating Tensors are cast to it for the Tensor binding
+    meta = None  # per input (shape, dtype) or None: gradients are reduced/cast to it
     pre_hooks = None
     post_hooks = None
     _freed = False
@@ -44,17 +53,22 @@ class Node:
 
     # -------------------------------------------------------------- to override
     n_outputs = 1
-    crosses_devices = False  # True for nodes whose input and output live on different devices
 
-    def backward(self, *grads):
-        """Gradients w.r.t. each input given the gradient of each output (None if unused).
-        Written with Tensor ops, so it can itself be differentiated: the reference rule."""
-        raise NotImplementedError
+    def grad(self, F, g, *saved):
+        """The gradient w.r.t. each input (a tuple, None where not needed) given ``g``, the
+        gradient of the output (a list for multi-output nodes), with ``F`` the gradient ops
+        and ``saved`` what the op saved, both in one binding (arrays or Tensors)."""
+        raise NotImplementedError(f"{self.name()} has no gradient rule")
 
-    #: Optional fast rule of a single-output node: ``backward_arrays(k, g)`` takes and
-    #: returns bare arrays of kernel table ``k``. Used when no graph of the backward pass
-    #: is recorded; must agree with ``backward`` (see ``array_mode``).
-    backward_arrays = None
+    #: A node whose rule is user code on Tensors (``autograd.Function``): the engine hands
+    #: it Tensors (``backward(*grads)``) in both passes.
+    tensor_rule = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "backward" in vars(cls) and not any("grad" in vars(c) for c in cls.__mro__[:-1]
+                                                if c is not Node and c is not KeepsOutput):
+            cls.tensor_rule = True  # transitional: a node not yet written as one rule
 
     # -------------------------------------------------------------- engine side
     def name(self) -> str:
@@ -64,9 +78,22 @@ class Node:
     def next_functions(self) -> tuple:
         return tuple((e[0], e[1]) if e is not None else (None, 0) for e in self.next)
 
+    def saved_tensors(self) -> tuple:
+        """``saved`` as the Tensor binding sees it: the output rebuilt, casts applied."""
+        out = []
+        for s in self.saved:
+            if s is OUTPUT:
+                s = self.output_tensor()
+            elif self.casts is not None and getattr(s, "dtype", None) is not None \
+                    and s.dtype is not self.casts and hasattr(s, "_vc"):
+                s = s.to(self.casts)
+            out.append(s)
+        return tuple(out)
+
     def release(self) -> None:
         """Drop what backward saved, so its memory goes as soon as backward has run."""
         self.saved = ()
+        self.arrays = ()
         self._freed = True
 
     def check_saved(self) -> None:
@@ -90,7 +117,6 @@ class Node:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node has run."""
         if self.post_hooks is None:
             self.post_hooks = []
-        note_special_node()
         self.post_hooks.append(fn)
         return _Handle(self.post_hooks, fn)
 
@@ -98,7 +124,6 @@ class Node:
         """Call ``fn(grad_outputs)`` before this node runs; it may return replacements."""
         if self.pre_hooks is None:
             self.pre_hooks = {}
-        note_special_node()
         self.pre_hooks.setdefault(-1, []).append(fn)
         return _Handle(self.pre_hooks[-1], fn)
 
@@ -106,11 +131,52 @@ class Node:
         return f"<{self.name()} object at {id(self):#x}>"
 
 
+class KeepsOutput(Node):
+    """A node whose rule needs its own output (``exp``, ``tanh``, softmax, ...).
+
+    It keeps the output's array and version counter, not the Tensor (which would be a
+    reference cycle through ``grad_fn``); the Tensor binding rebuilds the output with this
+    node as its ``grad_fn``, so higher-order gradients flow through it.
+    """
+
+    out_data = None
+    _keeps_output = True
+
+    def keep_output(self, r) -> None:
+        self.out_data = r._data
+        self.out_meta = (r.dtype, r.device)
+        self.out_vc = r._vc
+        self.out_version = r._vc[0]
+
+    def check_saved(self) -> None:
+        Node.check_saved(self)
+        if self.out_data is not None and self.out_vc[0] != self.out_version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: the output of {self.name()} is at version "
+                f"{self.out_vc[0]}; expected version {self.out_version} instead. It is a "
+                f"[{self.out_meta[0].name} tensor of shape {list(self.out_data.shape)}] that "
+                f"{self.name()} saved for its backward. {INPLACE_HINT}")
+
+    def output_tensor(self):
+        dt, dev = self.out_meta
+        y = _wrap(self.out_data, dt, dev, self.k)
+        y._vc = self.out_vc
+        y.grad_fn = self
+        y._rg = True
+        return y
+
+    def release(self) -> None:
+        Node.release(self)
+        self.out_data = None
+
+
 class AccumulateGrad(Node):
     """Sink node of a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
 
     def __init__(self, variable):
         self.variable = variable
+        self.k = variable._k
 
     def name(self) -> str:
         return "AccumulateGrad"

@@ -9,33 +9,20 @@ import itertools
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import anomaly
-from plugrad.core.autograd import grad_mode
+from plugrad.core import grad_mode
 from plugrad.core.autograd.engine import edge_of
 from plugrad.core.autograd.node import Node
 from plugrad.core.tensor import Tensor, _wrap, table_for
 from plugrad.core.device import get_default_device
+from plugrad.core.errors import (DeviceError, DTypeError, OpError, ShapeError,  # noqa: F401
+                                 broadcast_shapes, check_device, check_dtype_supported,
+                                 kernel_error, shape_str)
 
 _state = grad_mode._state
 _sequence = itertools.count(1)  # node creation order (see Node.seq)
 _SCALARS = (bool, int, float)
 _result_with_scalar = _dt.result_with_scalar
 _result_type_of = _dt.result_type_of
-
-
-class OpError(RuntimeError):
-    """Base of plugrad's errors about op arguments (shape, dtype, device)."""
-
-
-class ShapeError(OpError, ValueError):
-    """Shapes that do not fit the op."""
-
-
-class DeviceError(OpError):
-    """Tensors on different devices in one op."""
-
-
-class DTypeError(OpError, TypeError):
-    """A dtype the op or the backend does not support."""
 
 
 def _edge(t):
@@ -65,6 +52,8 @@ def attach(out: Tensor, node: Node, inputs) -> Tensor:
     else:
         node.next = tuple([_edge(t) for t in inputs])
     node.seq = next(_sequence)
+    node.k = out._k
+    node.device = out.device
     out.grad_fn = node
     out._rg = True
     if anomaly._enabled:
@@ -86,41 +75,6 @@ def save(node: Node, *tensors) -> None:
     """Keep ``tensors`` for backward, remembering their versions to catch in-place edits."""
     node.saved = tensors
     node.versions = tuple(t._vc[0] if t is not None else None for t in tensors)
-
-
-def shape_str(shape) -> str:
-    return f"[{', '.join(str(s) for s in shape)}]"
-
-
-def broadcast_shapes(op: str, *shapes) -> tuple:
-    """The broadcast of ``shapes``, or a ShapeError naming the op and the shapes."""
-    ndim = max(len(s) for s in shapes)
-    out = []
-    for i in range(ndim):
-        size = 1
-        for s in shapes:
-            d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
-            if d != 1:
-                if size not in (1, d):
-                    raise ShapeError(
-                        f"{op}: shapes {' and '.join(shape_str(s) for s in shapes)} cannot be "
-                        f"broadcast together (size {size} vs {d} at dimension {i - ndim})")
-                size = d
-        out.append(size)
-    return tuple(out)
-
-
-def check_device(op: str, a: Tensor, b: Tensor) -> None:
-    if a.device is not b.device:
-        raise DeviceError(f"{op}: Expected all tensors to be on the same device, but found at "
-                          f"least two devices, {a.device} and {b.device}!")
-
-
-def check_dtype_supported(op: str, k, dtype) -> None:
-    if dtype.name not in k.dtypes:
-        raise DTypeError(f"{op}: dtype {dtype} is not supported by backend {k.name!r} "
-                         f"(device type {k.device_type!r}); it supports "
-                         f"{', '.join(sorted(k.dtypes))}")
 
 
 def to_tensor_like(value, like: Tensor) -> Tensor:
@@ -180,18 +134,6 @@ def _scalar_as(value, dtype):
     if kind in "iu":
         return int(value)
     return bool(value)
-
-
-def kernel_error(op: str, exc: Exception, *tensors) -> Exception:
-    """Turn a backend's exception into one naming the op and the operands."""
-    shapes = [t._data.shape if isinstance(t, Tensor) else () for t in tensors]
-    try:
-        broadcast_shapes(op, *shapes)
-    except ShapeError as err:
-        return err
-    described = ", ".join(f"{t.dtype.name}{shape_str(t._data.shape)} on {t.device}"
-                          if isinstance(t, Tensor) else repr(t) for t in tensors)
-    return OpError(f"{op} failed for {described}: {type(exc).__name__}: {exc}")
 
 
 def sum_to(g: Tensor, shape: tuple) -> Tensor:

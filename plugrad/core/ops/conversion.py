@@ -1,29 +1,30 @@
 """Dtype casts and device moves (differentiable: the gradient goes back the same way)."""
 from __future__ import annotations
 
-from plugrad.core.autograd.node import Node, note_special_node
-from plugrad.core.ops._base import _state, _wrap, attach, check_dtype_supported
-from plugrad.core.tensor import table_for
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record, recording
+from plugrad.core.errors import check_dtype_supported
+from plugrad.core.tensor import _wrap, table_for
 
 
 class ToCopyBackward0(Node):
+    """The gradient is moved back to the input's device and cast to its dtype."""
 
-    def backward(self, g):
-        if g.device is not self.device:
-            g = to_device(g, self.device)
-        if g.dtype is not self.dtype:
-            g = to_dtype(g, self.dtype)
+    def grad(self, F, g):
+        if getattr(F, "tensors", False):
+            return (to_dtype(to_device(g, self.src_device), self.src_dtype),)
+        if self.src_k is not self.k or self.src_device is not self.device:
+            g = transfer(self.k, self.src_k, g, self.k.dtype_of(g), self.src_device.index)
+        if self.src_k.dtype_of(g) != self.src_dtype.name:
+            g = self.src_k.astype(g, self.src_dtype.name)
         return (g,)
 
 
 def _record(x, r):
-    if x._rg and _state.enabled and r.dtype.is_floating_point:
+    if r.dtype.is_floating_point and recording(x):
         node = ToCopyBackward0()
-        node.dtype, node.device = x.dtype, x.device
-        if r.device is not x.device:
-            node.crosses_devices = True
-            note_special_node()
-        attach(r, node, (x,))
+        node.src_dtype, node.src_device, node.src_k = x.dtype, x.device, x._k
+        record(r, node, (x,))
     return r
 
 

@@ -1,0 +1,129 @@
+"""Recording the graph: the one place an op's node gets its edges, saves and place in time.
+
+Ops call :func:`record` only when :func:`recording` (or an operand resolver that asks it)
+says so: grad mode is on and an input requires grad.
+"""
+from __future__ import annotations
+
+import itertools
+
+from plugrad.core.autograd import anomaly
+from plugrad.core.autograd.engine import edge_of
+from plugrad.core.autograd.node import OUTPUT
+from plugrad.core.grad_mode import _state
+from plugrad.core.tensor import Tensor
+
+_sequence = itertools.count(1)  # node creation order (see Node.seq)
+
+
+def recording(a, b=None, c=None) -> bool:
+    """Whether an op on these operands (Tensors, Python values or None) records a node."""
+    if not _state.enabled:
+        return False
+    return ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)
+            or (isinstance(c, Tensor) and c._rg))
+
+
+def any_recording(tensors) -> bool:
+    """:func:`recording` for a sequence of operands (``cat``, ``stack``, ...)."""
+    if not _state.enabled:
+        return False
+    for t in tensors:
+        if isinstance(t, Tensor) and t._rg:
+            return True
+    return False
+
+
+def _edge(t):
+    if not isinstance(t, Tensor):
+        return None
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return edge_of(t) if t._rg else None
+
+
+def record(out: Tensor, node, inputs, saved=(), arrays=None) -> Tensor:
+    """Make ``node`` the producer of ``out``, with edges to ``inputs``.
+
+    ``saved`` are what the node's rule needs: Tensors (their versions are remembered, so an
+    in-place change before backward is an error), Python values, None, or ``OUTPUT`` for
+    ``out`` itself (the node must be a ``KeepsOutput``). ``arrays`` are the same values as
+    the plain backward pass sees them; by default each Tensor's array (an op that computed
+    on promoted copies passes those instead).
+    """
+    n = len(inputs)
+    if n == 1:
+        node.next = (_edge(inputs[0]),)
+    elif n == 2:
+        node.next = (_edge(inputs[0]), _edge(inputs[1]))
+    else:
+        node.next = tuple([_edge(t) for t in inputs])
+    if saved:
+        node.saved = saved
+        versions = []
+        data = []
+        for s in saved:
+            if isinstance(s, Tensor):
+                versions.append(s._vc[0])
+                data.append(s._data)
+            else:
+                versions.append(None)
+                if s is OUTPUT:
+                    node.keep_output(out)
+                    s = out._data
+                data.append(s)
+        node.versions = tuple(versions)
+        node.arrays = tuple(data) if arrays is None else arrays
+    node.seq = next(_sequence)
+    node.k = out._k
+    node.device = out.device
+    out.grad_fn = node
+    out._rg = True
+    if anomaly._enabled:
+        anomaly.record_forward(node)
+    return out
+
+
+def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
+    """:func:`record` for an elementwise op of ``a`` and ``b`` (Tensors or Python
+    scalars): the hot path of arithmetic. ``saved``/``arrays`` as for :func:`record` but
+    given explicitly (``arrays`` in the result dtype, as the op computed them). The
+    broadcast/dtype record (``meta``, ``casts``) is made only where an operand differs
+    from the result."""
+    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+    node.next = (_edge(a) if ta else None, _edge(b) if tb else None)
+    if saved:
+        node.saved = saved
+        node.versions = tuple([s._vc[0] if isinstance(s, Tensor) else None for s in saved])
+        node.arrays = arrays
+    shape, dt = out._data.shape, out.dtype
+    if not (ta and tb and a.dtype is dt and b.dtype is dt and a._data.shape == shape
+            and b._data.shape == shape):
+        node.meta = (_meta(a, shape, dt), _meta(b, shape, dt))
+        if (ta and a.dtype is not dt) or (tb and b.dtype is not dt):
+            node.casts = dt
+    node.seq = next(_sequence)
+    node.k = out._k
+    node.device = out.device
+    out.grad_fn = node
+    out._rg = True
+    if anomaly._enabled:
+        anomaly.record_forward(node)
+    return out
+
+
+def _meta(t, shape, dt):
+    """What a gradient must become for operand ``t``: None when nothing (a scalar, or a
+    Tensor of the result's shape and dtype)."""
+    if not isinstance(t, Tensor) or (t.dtype is dt and t._data.shape == shape):
+        return None
+    return (t._data.shape, t.dtype)
+
+
+def input_meta(out: Tensor, inputs) -> tuple | None:
+    """``meta`` for an op whose rule returns result-shaped, result-dtype gradients for
+    ``inputs`` (broadcasting ops): None when every input already matches ``out``."""
+    shape, dt = out._data.shape, out.dtype
+    meta = tuple(_meta(t, shape, dt) for t in inputs)
+    return None if all(m is None for m in meta) else meta

@@ -1,0 +1,71 @@
+"""plugrad's errors about op arguments, and the checks that raise them.
+
+They sit at the bottom of the core (below the Tensor), so factories, ops and the engine
+share one wording: every message names the op, the shapes, dtypes or devices involved and
+what was expected, as PyTorch's do.
+"""
+from __future__ import annotations
+
+
+class OpError(RuntimeError):
+    """Base of plugrad's errors about op arguments (shape, dtype, device)."""
+
+
+class ShapeError(OpError, ValueError):
+    """Shapes that do not fit the op."""
+
+
+class DeviceError(OpError):
+    """Tensors on different devices in one op."""
+
+
+class DTypeError(OpError, TypeError):
+    """A dtype the op or the backend does not support."""
+
+
+def shape_str(shape) -> str:
+    return f"[{', '.join(str(s) for s in shape)}]"
+
+
+def broadcast_shapes(op: str, *shapes) -> tuple:
+    """The broadcast of ``shapes``, or a ShapeError naming the op and the shapes."""
+    ndim = max(len(s) for s in shapes)
+    out = []
+    for i in range(ndim):
+        size = 1
+        for s in shapes:
+            d = s[i - ndim + len(s)] if i - ndim + len(s) >= 0 else 1
+            if d != 1:
+                if size not in (1, d):
+                    raise ShapeError(
+                        f"{op}: shapes {' and '.join(shape_str(s) for s in shapes)} cannot be "
+                        f"broadcast together (size {size} vs {d} at dimension {i - ndim})")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def check_device(op: str, a, b) -> None:
+    if a.device is not b.device:
+        raise DeviceError(f"{op}: Expected all tensors to be on the same device, but found at "
+                          f"least two devices, {a.device} and {b.device}!")
+
+
+def check_dtype_supported(op: str, k, dtype) -> None:
+    if dtype.name not in k.dtypes:
+        raise DTypeError(f"{op}: dtype {dtype} is not supported by backend {k.name!r} "
+                         f"(device type {k.device_type!r}); it supports "
+                         f"{', '.join(sorted(k.dtypes))}")
+
+
+def kernel_error(op: str, exc: Exception, *operands) -> Exception:
+    """A backend's exception turned into one naming the op and the operands (the one place
+    kernel failures are translated)."""
+    shapes = [t._data.shape if hasattr(t, "_data") else () for t in operands]
+    try:
+        broadcast_shapes(op, *shapes)
+    except ShapeError as err:
+        return err
+    described = ", ".join(f"{t.dtype.name}{shape_str(t._data.shape)} on {t.device}"
+                          if hasattr(t, "_data") else repr(t) for t in operands)
+    return OpError(f"{op} failed for {described}: {type(exc).__name__}: {exc}")
