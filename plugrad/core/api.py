@@ -5,14 +5,6 @@ from plugrad.core.ops.indexing import (gather, index_add, index_select, masked_f
                                        take_along_dim)
 from plugrad.core.ops.inplace import copy_, fill_, zero_
 from plugrad.core.ops.linalg import (addmm, baddbmm, bmm, dot, einsum, matmul, mm, mv, outer)
-from plugrad.core.ops.pointwise import (abs, add, addcdiv, addcmul, ceil, clamp, clamp_max,
-                                        clamp_min, cos, div, eq, erf, exp, exp2, expm1, floor,
-                                        floor_divide, fmod, ge, gt, isfinite, isinf, isnan, le, lerp,
-                                        log, log1p, log2, log10, logical_and, logical_not,
-                                        logical_or, logical_xor, lt, maximum, minimum, mul, ne,
-                                        neg, pow, reciprocal, relu, remainder, round, rsqrt,
-                                        sigmoid, sign, sin, sqrt, square, sub, tan, tanh, trunc,
-                                        where)
 from plugrad.core.ops.reduction import (all, amax, amin, any, argmax, argmin, count_nonzero,
                                         cumprod, cumsum, logsumexp, max, mean, min, nansum, norm,
                                         prod, std, std_mean, sum, var, var_mean)
@@ -22,26 +14,12 @@ from plugrad.core.ops.shape import (atleast_1d, broadcast_tensors, broadcast_to,
                                     reshape, roll, split, squeeze, stack, t, tensor_split,
                                     transpose, tril, triu, unbind, unflatten, unsqueeze, vstack)
 
-clip = clamp
-subtract, multiply, divide, true_divide, negative, absolute = sub, mul, div, div, neg, abs
+from plugrad.core.ops import (binary, compare, select, unary)  # noqa: F401,E402 - declares ops
+from plugrad.core.ops.compare import allclose, equal  # noqa: E402,F401
+from plugrad.core.ops.declare import torch_namespace as _torch_namespace  # noqa: E402
+
+globals().update(_torch_namespace())
 swapaxes = swapdims = transpose
-greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
-
-
-def equal(a, b) -> bool:
-    """True if both tensors have the same shape and values."""
-    return tuple(a.shape) == tuple(b.shape) and bool((a == b).all())
-
-
-def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False) -> bool:
-    return bool(isclose(a, b, rtol, atol, equal_nan).all())
-
-
-def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
-    close = (a - b).abs() <= atol + rtol * b.abs()
-    if equal_nan:
-        close = close | (a.isnan() & b.isnan())
-    return close
 
 
 def numel(t) -> int:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import math
 
 import plugrad
-from plugrad.core.ops.nn_ops import (adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d, gelu,
+from plugrad.core.ops.nn_ops import (adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d,
                                      layer_norm, linear, max_pool2d)
+from plugrad.core.ops.activation import gelu
 from plugrad.core.ops.nn_ops import fold2d as _fold2d
 from plugrad.core.ops.nn_ops import unfold2d as _unfold2d
 from plugrad.core.ops.nn_ops import window_geometry as _window_geometry

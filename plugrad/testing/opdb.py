@@ -217,9 +217,41 @@ def _add(*infos: OpInfo) -> None:
     OP_DB.extend(infos)
 
 
+_SPELLINGS = ("method", "aliases", "method_aliases", "inplace", "inplace_aliases")
+
+
 def _P(name, fn=None, **kw) -> OpInfo:
-    """A public op; ``fn`` defaults to ``plugrad.<name>``."""
+    """A public op; ``fn`` defaults to ``plugrad.<name>``. A declared op's spellings come
+    from its declaration (``plugrad.core.ops.declare``), never from this table."""
+    decl = _declared().get(name)
+    if decl is not None:
+        given = sorted(k for k in _SPELLINGS if k in kw and not callable(kw[k]))
+        if given:
+            raise ValueError(f"opdb entry {name!r} repeats spellings of its declaration: "
+                             f"{given}")
+        kw = {**_spellings_of(decl, name), **kw}
     return OpInfo(name, fn if fn is not None else getattr(plugrad, name), kind="public", **kw)
+
+
+def _declared() -> dict:
+    from plugrad.core.ops.declare import OPS
+    return {n: d for d in OPS.values() for n in d.torch}
+
+
+def _spellings_of(decl, name) -> dict:
+    """The entry's spellings from a declaration: plugrad.* aliases, the method and its
+    other names (operators and augmented assignment included, reflected operators not),
+    the in-place forms."""
+    methods = list(decl.method)
+    method = name if name in methods else (methods[0] if methods else None)
+    if method is None and decl.method_forms:
+        method = None  # a method with other arguments: the entry gives it as a callable
+    dunders = tuple(d for d in decl.dunder if not d.startswith("__r"))
+    return dict(method=method, aliases=tuple(t for t in decl.torch if t != name),
+                method_aliases=tuple(m for m in methods if m != method) + dunders
+                + decl.augmented,
+                inplace=decl.inplace[0] if decl.inplace else None,
+                inplace_aliases=decl.inplace[1:])
 
 
 # ====================================================================== sample generators
@@ -323,60 +355,45 @@ _UNARY = [
 _UNARY_DTYPES = {"neg": NUMS}
 _UNARY_XFAILS = {
 }
-_UNARY_ALIASES = {"abs": (("absolute",), ("absolute", "__abs__")), "neg": (("negative",),
-                                                                           ("negative", "__neg__"))}
 for _name, (_lo, _hi, _nz), _has_inplace in _UNARY:
-    _al, _mal = _UNARY_ALIASES.get(_name, ((), ()))
-    _add(_P(_name, sample_inputs=s_unary(_lo, _hi, _nz), differentiable=True, method=_name,
-            inplace=_name + "_" if _has_inplace else None, aliases=_al, method_aliases=_mal,
+    _add(_P(_name, sample_inputs=s_unary(_lo, _hi, _nz), differentiable=True,
             dtypes=_UNARY_DTYPES.get(_name, ALL), xfails=_UNARY_XFAILS.get(_name, {})))
 
 _add(
-    _P("add", sample_inputs=s_binary(), differentiable=True, method="add", inplace="add_",
-       method_aliases=("__add__", "__iadd__"), promotion="promote", dtypes=ALL),
-    _P("sub", sample_inputs=s_binary(), differentiable=True, method="sub", inplace="sub_",
-       aliases=("subtract",), method_aliases=("subtract", "__sub__", "__isub__"),
-       promotion="promote", dtypes=NUMS),
-    _P("mul", sample_inputs=s_binary(), differentiable=True, method="mul", inplace="mul_",
-       aliases=("multiply",), method_aliases=("multiply", "__mul__", "__imul__"),
-       promotion="promote", dtypes=ALL),
-    _P("div", sample_inputs=s_binary(rhs_nonzero=True), differentiable=True, method="div",
-       inplace="div_", aliases=("divide", "true_divide"),
-       method_aliases=("divide", "true_divide", "__truediv__"), promotion="float",
+    _P("add", sample_inputs=s_binary(), differentiable=True, promotion="promote", dtypes=ALL),
+    _P("sub", sample_inputs=s_binary(), differentiable=True, promotion="promote", dtypes=NUMS),
+    _P("rsub", sample_inputs=s_binary(), differentiable=True, promotion="promote", dtypes=NUMS),
+    _P("mul", sample_inputs=s_binary(), differentiable=True, promotion="promote", dtypes=ALL),
+    _P("div", sample_inputs=s_binary(rhs_nonzero=True), differentiable=True, promotion="float",
        dtypes=ALL),
     _P("pow", sample_inputs=s_binary(low=0.5, high=2.0, rlow=0.0, rhigh=3.0), differentiable=True,
-       method="pow", inplace="pow_", method_aliases=("__pow__",), promotion="promote",
-       dtypes=NUMS),
+       promotion="promote", dtypes=NUMS),
     _P("remainder", sample_inputs=s_binary(rhs_nonzero=True, low=-5, high=5, rlow=-3, rhigh=3),
-       differentiable=True, method="remainder", inplace="remainder_",
-       method_aliases=("__mod__",), promotion="promote", dtypes=NUMS,
+       differentiable=True, promotion="promote", dtypes=NUMS,
        np_ref=lambda a, b: np.remainder(a, b)),
     _P("fmod", sample_inputs=s_binary(rhs_nonzero=True, low=-5, high=5, rlow=-3, rhigh=3),
-       differentiable=True, method="fmod", promotion="promote", dtypes=NUMS,
+       differentiable=True, promotion="promote", dtypes=NUMS,
        np_ref=lambda a, b: np.fmod(a, b)),
     _P("floor_divide", sample_inputs=s_binary(rhs_nonzero=True, low=-5, high=5, rlow=-3,
                                               rhigh=3),
-       method="floor_divide", inplace="floor_divide_", method_aliases=("__floordiv__",),
        promotion="promote", dtypes=NUMS, np_ref=lambda a, b: np.floor_divide(a, b)),
-    _P("maximum", sample_inputs=s_binary(scalars=False), differentiable=True, method="maximum",
-       inplace="maximum_", promotion="promote", dtypes=ALL),
-    _P("minimum", sample_inputs=s_binary(scalars=False), differentiable=True, method="minimum",
-       inplace="minimum_", promotion="promote", dtypes=ALL),
+    _P("maximum", sample_inputs=s_binary(scalars=False), differentiable=True,
+       promotion="promote", dtypes=ALL),
+    _P("minimum", sample_inputs=s_binary(scalars=False), differentiable=True,
+       promotion="promote", dtypes=ALL),
 )
-for _name, _al in (("eq", ("__eq__",)), ("ne", ("not_equal", "__ne__")),
-                   ("lt", ("less", "__lt__")), ("le", ("less_equal", "__le__")),
-                   ("gt", ("greater", "__gt__")), ("ge", ("greater_equal", "__ge__"))):
-    _add(_P(_name, sample_inputs=s_binary(low=-2, high=2), method=_name,
-            aliases=tuple(a for a in _al if not a.startswith("__")), method_aliases=_al,
-            promotion="bool", dtypes=ALL))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _add(_P(_name, sample_inputs=s_binary(low=-2, high=2), promotion="bool", dtypes=ALL))
 for _name in ("logical_and", "logical_or", "logical_xor"):
-    _add(_P(_name, sample_inputs=s_binary(), method=_name, promotion="bool", dtypes=ALL))
+    _add(_P(_name, sample_inputs=s_binary(), promotion="bool", dtypes=ALL))
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    _add(_P(_name, sample_inputs=s_binary(), promotion="bool", dtypes=BOOL))
 _add(
-    _P("logical_not", sample_inputs=s_unary(), method="logical_not", inplace="logical_not_",
-       dtypes=ALL),
-    _P("isnan", sample_inputs=s_unary(), method="isnan", dtypes=ALL),
-    _P("isinf", sample_inputs=s_unary(), method="isinf", dtypes=ALL),
-    _P("isfinite", sample_inputs=s_unary(), method="isfinite", dtypes=ALL),
+    _P("logical_not", sample_inputs=s_unary(), dtypes=ALL),
+    _P("bitwise_not", sample_inputs=s_unary(), dtypes=BOOL),
+    _P("isnan", sample_inputs=s_unary(), dtypes=ALL),
+    _P("isinf", sample_inputs=s_unary(), dtypes=ALL),
+    _P("isfinite", sample_inputs=s_unary(), dtypes=ALL),
     _P("isclose", sample_inputs=s_binary(scalars=False), dtypes=NUMS),
 )
 
@@ -438,18 +455,14 @@ def s_lerp(make, dtype):
 _add(
     _P("where", sample_inputs=s_where, differentiable=True,
        method=lambda args, kw: args[1].where(args[0], args[2]), dtypes=ALL),
-    _P("clamp", sample_inputs=s_clamp, differentiable=True, method="clamp", inplace="clamp_",
-       aliases=("clip",), method_aliases=("clip",), inplace_aliases=("clip_",), dtypes=ALL),
-    _P("clamp_min", sample_inputs=s_clamp_one("min"), differentiable=True, method="clamp_min",
-       inplace="clamp_min_", dtypes=ALL),
-    _P("clamp_max", sample_inputs=s_clamp_one("max"), differentiable=True, method="clamp_max",
-       inplace="clamp_max_", dtypes=ALL),
-    _P("lerp", sample_inputs=s_lerp, differentiable=True, method="lerp", inplace="lerp_",
-       dtypes=NUMS),
+    _P("clamp", sample_inputs=s_clamp, differentiable=True, dtypes=ALL),
+    _P("clamp_min", sample_inputs=s_clamp_one("min"), differentiable=True, dtypes=ALL),
+    _P("clamp_max", sample_inputs=s_clamp_one("max"), differentiable=True, dtypes=ALL),
+    _P("lerp", sample_inputs=s_lerp, differentiable=True, dtypes=NUMS),
     _P("addcmul", sample_inputs=s_ternary(scalar_kw={"value": 0.5}), differentiable=True,
-       method="addcmul", inplace="addcmul_", dtypes=ALL),
+       dtypes=ALL),
     _P("addcdiv", sample_inputs=s_ternary(nonzero_last=True, scalar_kw={"value": 0.5}),
-       differentiable=True, method="addcdiv", inplace="addcdiv_", dtypes=ALL),
+       differentiable=True, dtypes=ALL),
 )
 
 # ====================================================================== public ops: reductions
@@ -485,9 +498,9 @@ _add(
        method="norm", dtypes=FLOATS),
     _P("cumsum", sample_inputs=s_dim_op(), differentiable=True, method="cumsum", dtypes=ALL),
     _P("cumprod", sample_inputs=s_dim_op(), differentiable=True, method="cumprod", dtypes=ALL),
-    _P("softmax", sample_inputs=s_dim_op(), differentiable=True, method="softmax",
+    _P("softmax", sample_inputs=s_dim_op(), differentiable=True,
        dtypes=ALL),
-    _P("log_softmax", sample_inputs=s_dim_op(), differentiable=True, method="log_softmax",
+    _P("log_softmax", sample_inputs=s_dim_op(), differentiable=True,
        dtypes=ALL),
 )
 
@@ -1193,7 +1206,10 @@ def public_op_names() -> set[str]:
     names = {n for n in dir(api) if not n.startswith("_") and callable(getattr(api, n))
              and not isinstance(getattr(api, n), type)
              and getattr(getattr(api, n), "__module__", "").startswith("plugrad")}
+    from plugrad.core.ops.declare import OPS
     names |= set(methods._METHODS) | set(methods._INPLACE)
+    for d in OPS.values():
+        names |= set(d.method) | set(d.method_forms) | set(d.inplace)
     return names
 
 

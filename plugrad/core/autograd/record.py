@@ -96,6 +96,9 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
     if saved:
         node.saved = saved
         node.versions = tuple([s._vc[0] if isinstance(s, Tensor) else None for s in saved])
+        if node._keeps_output:  # the OUTPUT slot's array is the result's
+            node.keep_output(out)
+            arrays = tuple(out._data if s is OUTPUT else x for s, x in zip(saved, arrays))
         node.arrays = arrays
     shape, dt = out._data.shape, out.dtype
     if not (ta and tb and a.dtype is dt and b.dtype is dt and a._data.shape == shape

@@ -5,13 +5,12 @@ and -- only when grad mode is on and an input requires grad -- attach a backward
 """
 from __future__ import annotations
 
-import itertools
-
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import anomaly
 from plugrad.core import grad_mode
 from plugrad.core.autograd.engine import edge_of
 from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import _sequence
 from plugrad.core.tensor import Tensor, _wrap, table_for
 from plugrad.core.device import get_default_device
 from plugrad.core.errors import (DeviceError, DTypeError, OpError, ShapeError,  # noqa: F401
@@ -19,7 +18,6 @@ from plugrad.core.errors import (DeviceError, DTypeError, OpError, ShapeError,  
                                  kernel_error, shape_str)
 
 _state = grad_mode._state
-_sequence = itertools.count(1)  # node creation order (see Node.seq)
 _SCALARS = (bool, int, float)
 _result_with_scalar = _dt.result_with_scalar
 _result_type_of = _dt.result_type_of
@@ -100,6 +98,8 @@ def binary_operands(op: str, a, b):
             ad = a._data if a.dtype is dtype else k.astype(a._data, dtype.name)
             bd = b._data if b.dtype is dtype else k.astype(b._data, dtype.name)
             return k, a.device, dtype, ad, bd
+        if b.__class__ is float and a.dtype.kind == "f":  # float tensor and number: as is
+            return a._k, a.device, a.dtype, a._data, b
         if type(b) in _SCALARS:
             dtype = _result_with_scalar(a.dtype, b)
             k = a._k

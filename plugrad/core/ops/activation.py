@@ -1,63 +1,118 @@
-"""Softmax-family ops: one node each, forward by the backend's (fused or composite) kernel."""
+"""Activations with a kernel of their own: relu, softmax, log_softmax, gelu.
+
+Each keeps what PyTorch's keeps (relu and the softmax family their output, gelu its
+input), so an in-place change of the input after the op is not an error where PyTorch's
+is not either.
+"""
 from __future__ import annotations
 
+import math
+
 from plugrad.core import dtypes as _dt
-from plugrad.core.ops._base import _state, _wrap, attach
-from plugrad.core.ops.pointwise import _UnaryNode
-from plugrad.core.tensor import _wrap_dim
+from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
+from plugrad.core.autograd.record import record
+from plugrad.core.errors import DTypeError
+from plugrad.core.grad_mode import _state
+from plugrad.core.ops.declare import op
+from plugrad.core.tensor import _wrap, _wrap_dim
+
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-class SoftmaxBackward0(_UnaryNode):
+# ====================================================================== relu
+class ReluBackward0(KeepsOutput):
+    """``g`` where the output is positive (so the gradient at 0 is 0)."""
 
-    def backward(self, g):
-        y = self.output_tensor()
-        return (y * (g - (g * y).sum(self.axis, keepdim=True)),)
+    def grad(self, F, g, y):
+        return (F.where(F.gt(y, 0.0), g, 0.0),)
 
-    def backward_arrays(self, k, g):
-        y = self.output_array()
+
+@op("relu", method="relu", inplace="relu_")
+def relu(x):
+    """``max(x, 0)`` (NaN stays NaN)."""
+    k = x._k
+    r = _wrap(k.maximum(x._data, 0), x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        record(r, ReluBackward0(), (x,), (OUTPUT,))
+    return r
+
+
+# ====================================================================== softmax family
+class SoftmaxBackward0(KeepsOutput):
+
+    def grad(self, F, g, y):
         axes = (self.axis,) if y.shape else None
-        return (k.mul(y, k.sub(g, k.sum(k.mul(g, y), axes, True))),)
+        return (F.mul(y, F.sub(g, F.sum(F.mul(g, y), axes, True))),)
 
 
-class LogSoftmaxBackward0(_UnaryNode):
+class LogSoftmaxBackward0(KeepsOutput):
 
-    def backward(self, g):
-        y = self.output_tensor()
-        return (g - y.exp() * g.sum(self.axis, keepdim=True),)
-
-    def backward_arrays(self, k, g):
-        y = self.output_array()
+    def grad(self, F, g, y):
         axes = (self.axis,) if y.shape else None
-        return (k.sub(g, k.mul(k.exp(y), k.sum(g, axes, True))),)
+        return (F.sub(g, F.mul(F.exp(y), F.sum(g, axes, True))),)
 
 
-def _softmax_like(op, kernel, node_cls, x, dim, dtype):
+def _softmax_like(name, node_cls, x, dim, dtype):
     if dim is None:
         dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     if dtype is not None:
         x = x.to(_dt.get_dtype(dtype))
     elif not x.dtype.is_floating_point:
         x = x.to(_dt.get_default_dtype())
-    axis = _wrap_dim(dim, x.ndim, op)
+    axis = _wrap_dim(dim, x.ndim, name)
     k = x._k
     if x.ndim == 0:
-        data = k.full((), 1.0 if op == "softmax" else 0.0, x.dtype.name, x.device.index)
+        data = k.full((), 1.0 if name == "softmax" else 0.0, x.dtype.name, x.device.index)
     elif x.numel() == 0:  # nothing to normalise (kernels need a non-empty axis for max)
         data = k.copy(x._data)
     else:
-        data = getattr(k, kernel)(x._data, axis)
+        data = getattr(k, name)(x._data, axis)
     r = _wrap(data, x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = node_cls()
         node.axis = axis
-        node.keep_output(r)
-        attach(r, node, (x,))
+        record(r, node, (x,), (OUTPUT,))
     return r
 
 
+@op("softmax", method="softmax")
 def softmax(x, dim=None, dtype=None):
-    return _softmax_like("softmax", "softmax", SoftmaxBackward0, x, dim, dtype)
+    return _softmax_like("softmax", SoftmaxBackward0, x, dim, dtype)
 
 
+@op("log_softmax", method="log_softmax")
 def log_softmax(x, dim=None, dtype=None):
-    return _softmax_like("log_softmax", "log_softmax", LogSoftmaxBackward0, x, dim, dtype)
+    return _softmax_like("log_softmax", LogSoftmaxBackward0, x, dim, dtype)
+
+
+# ====================================================================== GELU
+class GeluBackward0(Node):
+
+    def grad(self, F, g, x):
+        if self.approximate == "tanh":
+            x2 = F.mul(x, x)
+            t = F.tanh(F.mul(F.add(x, F.mul(F.mul(x2, x), 0.044715)), _SQRT_2_OVER_PI))
+            d = F.add(F.mul(F.add(t, 1.0), 0.5),
+                      F.mul(F.mul(F.mul(x, 0.5), F.sub(1.0, F.mul(t, t))),
+                            F.mul(F.add(F.mul(x2, 3 * 0.044715), 1.0), _SQRT_2_OVER_PI)))
+        else:
+            cdf = F.mul(F.add(F.erf(F.mul(x, _SQRT_HALF)), 1.0), 0.5)
+            d = F.add(cdf, F.mul(F.mul(x, F.exp(F.mul(F.mul(x, x), -0.5))), _INV_SQRT_2PI))
+        return (F.mul(g, d),)
+
+
+@op(functional="gelu")
+def gelu(x, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"gelu: expected a floating point input, got {x.dtype.name}")
+    k = x._k
+    r = _wrap(k.gelu(x._data, approximate), x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = GeluBackward0()
+        node.approximate = approximate
+        record(r, node, (x,), (x,))
+    return r

@@ -310,7 +310,7 @@ def _check_mask(op, x, mask):
 def masked_fill(x, mask, value):
     """``x`` with ``value`` where ``mask`` is True (the two broadcast, as in PyTorch)."""
     from plugrad.core.ops._base import broadcast_shapes
-    from plugrad.core.ops.pointwise import where
+    from plugrad.core.ops.select import where
     _check_mask("masked_fill", x, mask)
     broadcast_shapes("masked_fill", mask.shape, x.shape)
     if isinstance(value, Tensor):
@@ -550,7 +550,7 @@ def _fit_value(v, p, region):
 
 def index_put(x, p: _Parsed, value):
     """Functional ``x[key] = value``: a new tensor (differentiable in ``x`` and ``value``)."""
-    from plugrad.core.ops.pointwise import where
+    from plugrad.core.ops.select import where
     value = value if value.dtype is x.dtype else value.to(x.dtype)
     if not p.advanced:
         region = [len(range(s.start, s.stop, s.step)) for s in p.slices]

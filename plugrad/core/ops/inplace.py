@@ -174,7 +174,7 @@ def _overwrite(op, x, value):
 
 def _replace(s, v):
     """``v`` broadcast to ``s``, differentiable in both (zero gradient to ``s``)."""
-    from plugrad.core.ops.pointwise import where
+    from plugrad.core.ops.select import where
     return where(s.new_ones(s.shape, dtype=_dt.bool_), v, s)
 
 

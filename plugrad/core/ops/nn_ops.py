@@ -12,7 +12,6 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.ops import indexing as I
 from plugrad.core.ops import linalg as L
-from plugrad.core.ops import pointwise as P
 from plugrad.core.ops import shape as S
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
                                     check_device, save, shape_str)
@@ -471,34 +470,4 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         node.n_axes, node.eps = n, float(eps)
         save(node, x, weight, _wrap(mean, x.dtype, x.device, k), _wrap(rstd, x.dtype, x.device, k))
         attach(r, node, (x, weight, bias))
-    return r
-
-
-# ====================================================================== GELU
-class GeluBackward0(Node):
-
-    def backward(self, g):
-        (x,) = self.saved
-        if self.approximate == "tanh":
-            c = math.sqrt(2.0 / math.pi)
-            x2 = x * x
-            t = P.tanh(c * (x + 0.044715 * x2 * x))
-            d = 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * (c * (1.0 + 3 * 0.044715 * x2))
-        else:
-            cdf = 0.5 * (1.0 + P.erf(x * math.sqrt(0.5)))
-            d = cdf + x * P.exp(-0.5 * x * x) * (1.0 / math.sqrt(2.0 * math.pi))
-        return (g * d,)
-
-
-def gelu(x, approximate="none"):
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    _tensor_args("gelu", x)
-    k = x._k
-    r = _wrap(k.gelu(x._data, approximate), x.dtype, x.device, k)
-    if x._rg and _state.enabled:
-        node = GeluBackward0()
-        node.approximate = approximate
-        save(node, x)
-        attach(r, node, (x,))
     return r

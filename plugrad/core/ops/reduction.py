@@ -15,7 +15,8 @@ from plugrad.core.factories import arange, ones_like
 from plugrad.core.ops import shape as _ops_shape
 from plugrad.core.ops._base import (DTypeError, OpError, Tensor, _state, _wrap, attach,
                                     expand_back, expand_back_array, save)
-from plugrad.core.ops.pointwise import _UnaryNode, maximum, minimum, where
+from plugrad.core.autograd.node import KeepsOutput as _UnaryNode
+from plugrad.core.ops.select import maximum, minimum, where
 from plugrad.core.tensor import _wrap_dim
 
 values_indices = namedtuple("return_types", ["values", "indices"])

@@ -15,7 +15,7 @@ from plugrad.core.factories import arange, tensor
 from plugrad.core.ops._base import (ShapeError, Tensor, _state, _wrap, attach, broadcast_shapes,
                                     check_device, shape_str, sum_to, sum_to_array)
 from plugrad.core.ops.indexing import basic_slice, index_select
-from plugrad.core.ops.pointwise import where
+from plugrad.core.ops.select import where
 from plugrad.core.tensor import _wrap_dim
 
 

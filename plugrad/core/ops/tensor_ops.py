@@ -16,11 +16,14 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import engine
 from plugrad.core.device import Device
-from plugrad.core.ops import (activation, conversion, indexing, linalg, nn_ops, pointwise,
-                              reduction, shape)
 from plugrad.core import factories
+from plugrad.core.ops import (activation, binary, compare, conversion, indexing, linalg,
+                              reduction, select, shape, unary)
 
-P, R, S, I, L = pointwise, reduction, shape, indexing, linalg
+R, S, I, L = reduction, shape, indexing, linalg
+
+
+B, U, C, SEL = binary, unary, compare, select
 
 
 def _axes(axes):
@@ -67,46 +70,46 @@ class TensorOps:
         return S.clone(x)
 
     # ------------------------------------------------------------------ elementwise
-    add = staticmethod(P.add)
-    sub = staticmethod(P.sub)
-    mul = staticmethod(P.mul)
-    div = staticmethod(P.div)
-    pow = staticmethod(P.pow)
-    neg = staticmethod(P.neg)
-    abs = staticmethod(P.abs)
-    exp = staticmethod(P.exp)
-    expm1 = staticmethod(P.expm1)
-    log = staticmethod(P.log)
-    log1p = staticmethod(P.log1p)
-    sqrt = staticmethod(P.sqrt)
-    sin = staticmethod(P.sin)
-    cos = staticmethod(P.cos)
-    tanh = staticmethod(P.tanh)
-    sigmoid = staticmethod(P.sigmoid)
-    erf = staticmethod(P.erf)
-    sign = staticmethod(P.sign)
-    floor = staticmethod(P.floor)
-    ceil = staticmethod(P.ceil)
-    round = staticmethod(P.round)
-    maximum = staticmethod(P.maximum)
-    minimum = staticmethod(P.minimum)
-    remainder = staticmethod(P.remainder)
-    floordiv = staticmethod(P.floor_divide)
-    eq = staticmethod(P.eq)
-    ne = staticmethod(P.ne)
-    lt = staticmethod(P.lt)
-    le = staticmethod(P.le)
-    gt = staticmethod(P.gt)
-    ge = staticmethod(P.ge)
-    logical_and = staticmethod(P.logical_and)
-    logical_or = staticmethod(P.logical_or)
-    logical_xor = staticmethod(P.logical_xor)
-    logical_not = staticmethod(P.logical_not)
-    isnan = staticmethod(P.isnan)
+    add = staticmethod(B.add)
+    sub = staticmethod(B.sub)
+    mul = staticmethod(B.mul)
+    div = staticmethod(B.div)
+    pow = staticmethod(B.pow)
+    neg = staticmethod(U.neg)
+    abs = staticmethod(U.abs)
+    exp = staticmethod(U.exp)
+    expm1 = staticmethod(U.expm1)
+    log = staticmethod(U.log)
+    log1p = staticmethod(U.log1p)
+    sqrt = staticmethod(U.sqrt)
+    sin = staticmethod(U.sin)
+    cos = staticmethod(U.cos)
+    tanh = staticmethod(U.tanh)
+    sigmoid = staticmethod(U.sigmoid)
+    erf = staticmethod(U.erf)
+    sign = staticmethod(U.sign)
+    floor = staticmethod(U.floor)
+    ceil = staticmethod(U.ceil)
+    round = staticmethod(U.round)
+    maximum = staticmethod(SEL.maximum)
+    minimum = staticmethod(SEL.minimum)
+    remainder = staticmethod(B.remainder)
+    floordiv = staticmethod(B.floor_divide)
+    eq = staticmethod(C.eq)
+    ne = staticmethod(C.ne)
+    lt = staticmethod(C.lt)
+    le = staticmethod(C.le)
+    gt = staticmethod(C.gt)
+    ge = staticmethod(C.ge)
+    logical_and = staticmethod(C.logical_and)
+    logical_or = staticmethod(C.logical_or)
+    logical_xor = staticmethod(C.logical_xor)
+    logical_not = staticmethod(C.logical_not)
+    isnan = staticmethod(C.isnan)
 
     @staticmethod
     def where(cond, a, b):
-        return P.where(cond, a, b)
+        return SEL.where(cond, a, b)
 
     # ------------------------------------------------------------------ reductions
     @staticmethod
@@ -190,7 +193,7 @@ class TensorOps:
 
     @staticmethod
     def gelu(x, approximate):
-        return nn_ops.gelu(x, approximate)
+        return activation.gelu(x, approximate)
 
 
 _BY_TYPE: dict = {}

@@ -1,0 +1,143 @@
+"""Comparison, logic and classification: ``==``, ``<``, ``&``, ``isnan``, ``isclose``.
+
+None is differentiable: results are bool tensors.
+"""
+from __future__ import annotations
+
+import math
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.errors import DTypeError, kernel_error
+from plugrad.core.ops._base import _SCALARS, binary_operands
+from plugrad.core.ops.declare import op
+from plugrad.core.tensor import Tensor, _wrap
+
+
+def _compare(name, kernel, a, b):
+    k, dev, dt, ad, bd = binary_operands(name, a, b)
+    try:
+        out = getattr(k, kernel)(ad, bd)
+    except Exception as exc:
+        raise kernel_error(name, exc, a, b) from exc
+    return _wrap(out, _dt.bool_, dev, k)
+
+
+@op("eq", method="eq", dunder="__eq__")
+def eq(a, b): return _compare("eq", "eq", a, b)
+
+
+@op("ne not_equal", method="ne not_equal", dunder="__ne__")
+def ne(a, b): return _compare("ne", "ne", a, b)
+
+
+@op("lt less", method="lt less", dunder="__lt__")
+def lt(a, b): return _compare("lt", "lt", a, b)
+
+
+@op("le less_equal", method="le less_equal", dunder="__le__")
+def le(a, b): return _compare("le", "le", a, b)
+
+
+@op("gt greater", method="gt greater", dunder="__gt__")
+def gt(a, b): return _compare("gt", "gt", a, b)
+
+
+@op("ge greater_equal", method="ge greater_equal", dunder="__ge__")
+def ge(a, b): return _compare("ge", "ge", a, b)
+
+
+def _logical(name, kernel, a, b):
+    k, dev, dt, ad, bd = binary_operands(name, a, b)  # both operands now have dtype dt
+    is_bool = dt is _dt.bool_
+    ad = bool(ad) if isinstance(ad, _SCALARS) else (ad if is_bool else k.ne(ad, 0))
+    bd = bool(bd) if isinstance(bd, _SCALARS) else (bd if is_bool else k.ne(bd, 0))
+    return _wrap(getattr(k, kernel)(ad, bd), _dt.bool_, dev, k)
+
+
+@op("logical_and", method="logical_and")
+def logical_and(a, b): return _logical("logical_and", "logical_and", a, b)
+
+
+@op("logical_or", method="logical_or")
+def logical_or(a, b): return _logical("logical_or", "logical_or", a, b)
+
+
+@op("logical_xor", method="logical_xor")
+def logical_xor(a, b): return _logical("logical_xor", "logical_xor", a, b)
+
+
+@op("logical_not", method="logical_not", inplace="logical_not_")
+def logical_not(x):
+    k = x._k
+    data = x._data if x.dtype is _dt.bool_ else k.ne(x._data, 0)
+    return _wrap(k.logical_not(data), _dt.bool_, x.device, k)
+
+
+def _is_bool(v) -> bool:
+    return v.dtype is _dt.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
+
+
+@op("bitwise_and", method="bitwise_and", dunder="__and__ __rand__", augmented="__iand__")
+def bitwise_and(a, b):
+    if _is_bool(a) and _is_bool(b):
+        return logical_and(a, b)
+    raise DTypeError("bitwise_and: only bool tensors are supported")
+
+
+@op("bitwise_or", method="bitwise_or", dunder="__or__ __ror__", augmented="__ior__")
+def bitwise_or(a, b):
+    if _is_bool(a) and _is_bool(b):
+        return logical_or(a, b)
+    raise DTypeError("bitwise_or: only bool tensors are supported")
+
+
+@op("bitwise_xor", method="bitwise_xor", dunder="__xor__", augmented="__ixor__")
+def bitwise_xor(a, b):
+    if _is_bool(a) and _is_bool(b):
+        return logical_xor(a, b)
+    raise DTypeError("bitwise_xor: only bool tensors are supported")
+
+
+@op("bitwise_not", method="bitwise_not", dunder="__invert__")
+def bitwise_not(x):
+    if x.dtype is not _dt.bool_:
+        raise DTypeError("bitwise_not: only bool tensors are supported")
+    return logical_not(x)
+
+
+# ---------------------------------------------------------------------- classification
+@op("isnan", method="isnan")
+def isnan(x):
+    if not x.dtype.is_floating_point:
+        return _wrap(x._k.full(x._data.shape, False, "bool", x.device.index), _dt.bool_,
+                     x.device, x._k)
+    return _wrap(x._k.isnan(x._data), _dt.bool_, x.device, x._k)
+
+
+@op("isinf", method="isinf")
+def isinf(x):
+    if not x.dtype.is_floating_point:
+        return isnan(x)
+    return _wrap(x._k.eq(x._k.abs(x._data), math.inf), _dt.bool_, x.device, x._k)
+
+
+@op("isfinite", method="isfinite")
+def isfinite(x):
+    return logical_not(logical_or(isnan(x), isinf(x)))
+
+
+@op("isclose", method="isclose")
+def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+    close = (a - b).abs() <= atol + rtol * b.abs()
+    if equal_nan:
+        close = close | (a.isnan() & b.isnan())
+    return close
+
+
+def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False) -> bool:
+    return bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def equal(a, b) -> bool:
+    """True if both tensors have the same shape and values."""
+    return tuple(a.shape) == tuple(b.shape) and bool((a == b).all())

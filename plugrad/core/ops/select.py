@@ -1,0 +1,138 @@
+"""Selection by condition or comparison: ``where``, ``clamp``, ``maximum``, ``minimum``."""
+from __future__ import annotations
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import input_meta, record, record_binary, recording
+from plugrad.core.errors import check_device, kernel_error
+from plugrad.core.ops._base import binary_operands
+from plugrad.core.ops.declare import op
+from plugrad.core.tensor import Tensor, _wrap
+
+
+# ====================================================================== where
+class WhereBackward0(Node):
+
+    def grad(self, F, g, cond):
+        return (None, F.where(cond, g, 0.0) if self.next[1] else None,
+                F.where(cond, 0.0, g) if self.next[2] else None)
+
+
+@op("where", method={"where": lambda self, cond, other: where(cond, self, other)})
+def where(cond, a=None, b=None):
+    """``a`` where ``cond`` else ``b``; with only ``cond``, the indices of its non-zeros."""
+    if a is None and b is None:
+        return cond.nonzero(as_tuple=True)
+    if not isinstance(cond, Tensor):
+        raise TypeError("where: condition must be a Tensor")
+    if cond.dtype is not _dt.bool_:
+        cond = cond != 0
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        k, dev, dt, ad, bd = binary_operands("where", a, b)
+        other = a if isinstance(a, Tensor) else b
+        if cond.device is not dev:
+            check_device("where", cond, other)
+    else:
+        k, dev = cond._k, cond.device
+        dt = _dt.result_type_of(((_dt.scalar_dtype(a), True), (_dt.scalar_dtype(b), True)))
+        ad = k.full((), a, dt.name, dev.index)
+        bd = b
+    try:
+        out = k.where(cond._data, ad, bd)
+    except Exception as exc:
+        raise kernel_error("where", exc, cond, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if recording(a, b):
+        node = WhereBackward0()
+        record(r, node, (cond, a, b), (cond,))
+        node.meta = input_meta(r, (cond, a, b))
+    return r
+
+
+# ====================================================================== maximum, minimum
+class MaximumBackward0(Node):
+    """PyTorch's rule: ties split the gradient evenly; where a comparison is false both
+    ways (a NaN operand), both operands get the whole gradient."""
+
+    def grad(self, F, g, a, b):
+        half = F.where(F.eq(a, b), F.mul(g, 0.5), g)
+        a_loses, b_loses = (F.gt(a, b), F.lt(a, b)) if self.flip else (F.lt(a, b), F.gt(a, b))
+        return (F.where(a_loses, 0.0, half) if self.next[0] else None,
+                F.where(b_loses, 0.0, half) if self.next[1] else None)
+
+
+def _extremum(name, a, b, flip):
+    if not isinstance(a, Tensor) or not isinstance(b, Tensor):
+        raise TypeError(f"{name}(): argument 'other' must be Tensor, not "
+                        f"{type(b if isinstance(a, Tensor) else a).__name__}")
+    k, dev, dt, ad, bd = binary_operands(name, a, b)
+    try:
+        out = k.minimum(ad, bd) if flip else k.maximum(ad, bd)
+    except Exception as exc:
+        raise kernel_error(name, exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if recording(a, b):
+        node = MaximumBackward0()
+        node.flip = flip
+        record_binary(r, node, a, b, (a, b), (ad, bd))
+    return r
+
+
+@op("maximum", method="maximum", inplace="maximum_")
+def maximum(a, b):
+    return _extremum("maximum", a, b, False)
+
+
+@op("minimum", method="minimum", inplace="minimum_")
+def minimum(a, b):
+    return _extremum("minimum", a, b, True)
+
+
+# ====================================================================== clamp
+class ClampBackward1(Node):
+    """Convention (PyTorch's): at the boundary the gradient passes through."""
+
+    def grad(self, F, g, x):
+        keep = F.ge(x, self.bound) if self.lower else F.le(x, self.bound)
+        return (F.where(keep, g, 0.0),)
+
+
+@op("clamp clip", method="clamp clip", inplace="clamp_ clip_")
+def clamp(x, min=None, max=None):
+    """Limit ``x`` to ``[min, max]``; ``min > max`` gives ``max`` everywhere."""
+    if min is None and max is None:
+        raise ValueError("clamp: At least one of 'min' or 'max' must not be None")
+    out = x
+    if min is not None:
+        out = where(out < min, min, out) if isinstance(min, Tensor) else \
+            _clamp_scalar(out, min, lower=True)
+    if max is not None:
+        out = where(out > max, max, out) if isinstance(max, Tensor) else \
+            _clamp_scalar(out, max, lower=False)
+    return out
+
+
+def _clamp_scalar(x, bound, lower):
+    k = x._k
+    dt = _dt.result_with_scalar(x.dtype, bound)
+    data = x._data if dt is x.dtype else k.astype(x._data, dt.name)
+    bound_v = float(bound) if dt.is_floating_point else int(bound)
+    out = k.maximum(data, bound_v) if lower else k.minimum(data, bound_v)
+    if dt.is_floating_point:  # NaN stays NaN whatever the kernel's maximum does with it
+        out = k.where(k.isnan(data), data, out)
+    r = _wrap(out, dt, x.device, k)
+    if recording(x):
+        node = ClampBackward1()
+        node.bound, node.lower = bound_v, lower
+        record(r, node, (x,), (x,), (data,))
+    return r
+
+
+@op("clamp_min", method="clamp_min", inplace="clamp_min_")
+def clamp_min(x, min):
+    return clamp(x, min=min)
+
+
+@op("clamp_max", method="clamp_max", inplace="clamp_max_")
+def clamp_max(x, max):
+    return clamp(x, max=max)
