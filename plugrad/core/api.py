@@ -5,16 +5,14 @@ from plugrad.core.ops.indexing import (gather, index_add, index_select, masked_f
                                        take_along_dim)
 from plugrad.core.ops.inplace import copy_, fill_, zero_
 from plugrad.core.ops.linalg import (addmm, baddbmm, bmm, dot, einsum, matmul, mm, mv, outer)
-from plugrad.core.ops.reduction import (all, amax, amin, any, argmax, argmin, count_nonzero,
-                                        cumprod, cumsum, logsumexp, max, mean, min, nansum, norm,
-                                        prod, std, std_mean, sum, var, var_mean)
 from plugrad.core.ops.shape import (atleast_1d, broadcast_tensors, broadcast_to, cat, chunk,
                                     clone, concat, concatenate, flatten, flip, fliplr, flipud,
                                     hstack, movedim, narrow, permute, repeat_interleave,
                                     reshape, roll, split, squeeze, stack, t, tensor_split,
                                     transpose, tril, triu, unbind, unflatten, unsqueeze, vstack)
 
-from plugrad.core.ops import (binary, compare, select, unary)  # noqa: F401,E402 - declares ops
+from plugrad.core.ops import (binary, compare, extrema, reduction, select,  # noqa: F401,E402
+                              sorting, statistics, unary)  # (importing them declares ops)
 from plugrad.core.ops.compare import allclose, equal  # noqa: E402,F401
 from plugrad.core.ops.declare import torch_namespace as _torch_namespace  # noqa: E402
 
@@ -28,18 +26,3 @@ def numel(t) -> int:
 
 def detach(t):
     return t.detach()
-
-
-def topk(x, k, dim=-1, largest=True, sorted=True):
-    """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
-    from plugrad.core.ops.sorting import topk as _topk
-    return _topk(x, k, dim, largest, sorted)
-
-
-def sort(x, dim=-1, descending=False, stable=False):
-    from plugrad.core.ops.sorting import sort as _sort
-    return _sort(x, dim, descending)
-
-
-def argsort(x, dim=-1, descending=False, stable=False):
-    return sort(x, dim, descending).indices

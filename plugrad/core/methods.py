@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from plugrad.core import factories, random
 from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
-from plugrad.core.ops import (activation, binary, compare, conversion, indexing,  # noqa: F401
-                              inplace, linalg, reduction, select, shape, unary)
+from plugrad.core.ops import (activation, binary, compare, conversion, extrema,  # noqa: F401
+                              indexing, inplace, linalg, reduction, select, shape,
+                              sorting, statistics, unary)
 from plugrad.core.ops.declare import OPS
 from plugrad.core.tensor import Tensor
 
@@ -26,11 +27,6 @@ def _new_factory(fn):
 
 
 _METHODS = {
-    # reductions
-    "sum": R.sum, "mean": R.mean, "nansum": R.nansum, "prod": R.prod, "max": R.max,
-    "min": R.min, "amax": R.amax, "amin": R.amin, "argmax": R.argmax, "argmin": R.argmin,
-    "all": R.all, "any": R.any, "var": R.var, "std": R.std, "logsumexp": R.logsumexp,
-    "cumsum": R.cumsum, "cumprod": R.cumprod, "norm": R.norm, "count_nonzero": R.count_nonzero,
     # linear algebra
     "matmul": L.matmul, "mm": L.mm, "bmm": L.bmm, "mv": L.mv, "dot": L.dot, "outer": L.outer,
     # shape

@@ -17,10 +17,10 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import engine
 from plugrad.core.device import Device
 from plugrad.core import factories
-from plugrad.core.ops import (activation, binary, compare, conversion, indexing, linalg,
-                              reduction, select, shape, unary)
+from plugrad.core.ops import (activation, binary, compare, conversion, extrema, indexing,
+                              linalg, reduction, select, shape, unary)
 
-R, S, I, L = reduction, shape, indexing, linalg
+R, E, S, I, L = reduction, extrema, shape, indexing, linalg
 
 
 B, U, C, SEL = binary, unary, compare, select
@@ -122,11 +122,11 @@ class TensorOps:
 
     @staticmethod
     def max(x, axes, keepdims):
-        return R.amax(x, _axes(axes) if axes is not None else (), keepdims)
+        return E.amax(x, _axes(axes) if axes is not None else (), keepdims)
 
     @staticmethod
     def min(x, axes, keepdims):
-        return R.amin(x, _axes(axes) if axes is not None else (), keepdims)
+        return E.amin(x, _axes(axes) if axes is not None else (), keepdims)
 
     @staticmethod
     def cumsum(x, axis):
