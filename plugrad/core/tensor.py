@@ -272,6 +272,7 @@ class Tensor:
     def _add_node_hook(self, hook):
         from plugrad.core.autograd.node import _Handle
         node = self.grad_fn
+        node.special = True
         if node.pre_hooks is None:
             node.pre_hooks = {}
         hooks = node.pre_hooks.setdefault(self._output_nr, [])

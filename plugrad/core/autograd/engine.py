@@ -14,7 +14,6 @@ both: arrays are wrapped only where a hook is called.
 """
 from __future__ import annotations
 
-import weakref
 from heapq import heappop, heappush
 
 from plugrad.core import dtypes as _dt
@@ -35,10 +34,9 @@ def edge_of(t):
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     if t._rg:
-        acc = t._accum() if t._accum is not None else None
+        acc = t._accum
         if acc is None:
-            acc = AccumulateGrad(t)
-            t._accum = weakref.ref(acc)
+            acc = t._accum = AccumulateGrad(t)
         return (acc, 0)
     return None
 
@@ -87,69 +85,144 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
     """The loop. ``starts``: ``((node, nr), grad)`` pairs, grads in the pass's binding
     (arrays, or Tensors when ``tensor_mode``). ``targets``: edges whose gradients are
     returned; only nodes leading to them run. ``into``: the tensors whose ``.grad`` a
-    ``backward(inputs=...)`` accumulates (None: every leaf)."""
-    buffers: dict = {}
+    ``backward(inputs=...)`` accumulates (None: every leaf).
+
+    A node takes the detailed path (:func:`_run_detailed`: hooks, captures, anomaly
+    checks, user rules on Tensors) when it is ``special`` or the pass watches nodes;
+    every other node is one rule call on its own kernel table.
+    """
     sinks: dict = {}
-    heap: list = []
-    for (node, nr), g in starts:
-        _deposit(node, nr, g, buffers, sinks, heap, tensor_mode)
-    needed = captured = at = None
-    if targets is not None:
-        at = {}
-        for i, edge in enumerate(targets):
-            at.setdefault(edge, []).append(i)
-        captured = [None] * len(targets)
-        needed = _leading_to({e[0] for e in targets}, [e[0][0] for e in starts])
-    into_nodes = None
-    if into is not None:
-        into_nodes = {edge_of(t)[0]: t for t in into}
+    if len(starts) == 1 and starts[0][0][0].n_outputs == 1 \
+            and starts[0][0][0].__class__ is not AccumulateGrad:
+        (node, _), g = starts[0]  # the usual loss.backward()
+        buffers = {node: g}
+        heap = [(-node.seq, node)]
+    else:
+        buffers, heap = {}, []
+        for (node, nr), g in starts:
+            _deposit(node, nr, g, buffers, sinks, heap, tensor_mode)
+    watch = None
+    needed = None
+    if targets is not None or into is not None or anomaly._enabled:
+        watch = _Watch(targets, into, starts)
+        needed = watch.needed
     previous = _state.enabled
     _state.enabled = tensor_mode
-    take = buffers.pop
+    take, get = buffers.pop, buffers.get
     try:
         while heap:
             node = heappop(heap)[1]
             g = take(node)
-            if node.pre_hooks is not None:
-                g = _run_pre_hooks(node, g, tensor_mode)
-            if at is not None:
-                _capture(node, g, at, captured)
-            if into_nodes is not None:
-                t = into_nodes.get(node)
-                if t is not None:
-                    _accumulate_non_leaf(t, g, node, tensor_mode, stored)
-            if anomaly._enabled:
-                outs = anomaly.call_rule(node, g, tensor_mode, _apply, _input_table)
+            if watch is not None or node.special:
+                outs = _run_detailed(node, g, tensor_mode, watch, stored)
             else:
                 if node._freed or node.versions:
                     node.check_saved()
-                outs = _apply(node, g, tensor_mode)
-            if node.post_hooks is not None:
-                _run_post_hooks(node, outs, g, tensor_mode)
+                if tensor_mode:
+                    F = tensor_ops_for(node.k)
+                    outs = node.grad(F, g, *node.saved_tensors())
+                    if node.meta is not None:
+                        outs = to_inputs(F, outs, node.meta)
+                else:
+                    outs = node.grad(node.k, g, *node.arrays)
+                    if node.meta is not None:
+                        outs = to_inputs(node.k, outs, node.meta)
             if not retain_graph and node.saved:
-                node.release()
+                node.saved = node.arrays = ()
+                node._freed = True
+                if node._keeps_output:
+                    node.release()
             for e, go in zip(node.next, outs):
                 if e is None or go is None:
                     continue
                 child = e[0]
                 if needed is not None and child not in needed:
                     continue
-                _deposit(child, e[1], go, buffers, sinks, heap, tensor_mode)
-        for acc, g in sinks.items():
-            if at is not None:
-                _capture(acc, g, at, captured)
-            if accumulate and (into_nodes is None or acc in into_nodes):
-                if tensor_mode:
-                    _accumulate_tensor(acc.variable, g, stored)
+                if child.__class__ is AccumulateGrad:
+                    old = sinks.get(child)
+                    sinks[child] = go if old is None else (
+                        old + go if tensor_mode else child.k.add(old, go))
+                elif child.n_outputs == 1:
+                    old = get(child)
+                    if old is None:
+                        buffers[child] = go
+                        heappush(heap, (-child.seq, child))
+                    else:
+                        buffers[child] = old + go if tensor_mode else child.k.add(old, go)
                 else:
-                    accumulate_array(acc.variable, g, acc.k, stored)
+                    _deposit(child, e[1], go, buffers, sinks, heap, tensor_mode)
+        for acc, g in sinks.items():
+            if watch is not None:
+                watch.capture(acc, g)
+                if not accumulate or not watch.accumulates(acc):
+                    continue
+            elif not accumulate:
+                continue
+            var = acc.variable
+            if var is None:  # the leaf is gone: nobody can see its gradient
+                continue
+            if tensor_mode:
+                _accumulate_tensor(var, g, stored)
+            else:
+                accumulate_array(var, g, acc.k, stored)
     finally:
         _state.enabled = previous
-    if captured is None:
-        return None
-    return [c if c is None or tensor_mode else _as_tensor(c, _edge_table(targets[i]),
-                                                            _edge_device(targets[i]))
-            for i, c in enumerate(captured)]
+    return None if watch is None else watch.results(tensor_mode)
+
+
+class _Watch:
+    """What a pass watches besides gradients: the edges ``autograd.grad`` returns (and the
+    nodes leading to them, the only ones that need to run), the non-leaf ``inputs`` of
+    ``backward(inputs=...)``, and anomaly mode's per-node checks."""
+
+    def __init__(self, targets, into, starts):
+        self.targets = targets
+        self.at = None
+        self.captured = None
+        self.needed = None
+        if targets is not None:
+            self.at = {}
+            for i, edge in enumerate(targets):
+                self.at.setdefault(edge, []).append(i)
+            self.captured = [None] * len(targets)
+            self.needed = _leading_to({e[0] for e in targets}, [e[0][0] for e in starts])
+        self.into = None if into is None else {edge_of(t)[0]: t for t in into}
+
+    def capture(self, node, g) -> None:
+        if self.at is not None:
+            _capture(node, g, self.at, self.captured)
+
+    def accumulates(self, acc) -> bool:
+        return self.into is None or acc in self.into
+
+    def results(self, tensor_mode):
+        if self.captured is None:
+            return None
+        return [c if c is None or tensor_mode else _as_tensor(c, _edge_table(edge),
+                                                                _edge_device(edge))
+                for c, edge in zip(self.captured, self.targets)]
+
+
+def _run_detailed(node, g, tensor_mode, watch, stored):
+    """One node with everything a node may need: its hooks (on Tensors), the pass's
+    captures and ``backward(inputs=...)`` targets, anomaly checks, a rule on Tensors."""
+    if node.pre_hooks is not None:
+        g = _run_pre_hooks(node, g, tensor_mode)
+    if watch is not None:
+        watch.capture(node, g)
+        if watch.into is not None:
+            t = watch.into.get(node)
+            if t is not None:
+                _accumulate_non_leaf(t, g, node, tensor_mode, stored)
+    if anomaly._enabled:
+        outs = anomaly.call_rule(node, g, tensor_mode, _apply, _input_table)
+    else:
+        if node._freed or node.versions:
+            node.check_saved()
+        outs = _apply(node, g, tensor_mode)
+    if node.post_hooks is not None:
+        _run_post_hooks(node, outs, g, tensor_mode)
+    return outs
 
 
 def _deposit(child, nr, g, buffers, sinks, heap, tensor_mode) -> None:

@@ -39,15 +39,32 @@ def cast(F, x, dtype: str):
 
 
 def to_inputs(F, grads, meta) -> tuple:
-    """Gradients reduced to the shapes, and cast to the dtypes, ``meta`` records per input
-    (None entries: nothing to do). Rules of broadcasting ops return output-shaped
-    gradients in the result dtype; this is where they become their inputs' again."""
+    """Gradients reduced to the shapes, and cast to the dtypes, ``meta`` records per input:
+    ``(shape, dtype name or None)`` or None (nothing to do). Rules of broadcasting ops
+    return output-shaped gradients in the result dtype; this is where they become their
+    inputs' again."""
+    if len(meta) == 2:  # a binary op: the common case, unrolled
+        ga, gb = grads
+        ma, mb = meta
+        if ga is not None and ma is not None:
+            ga = _fit(F, ga, ma)
+        if gb is not None and mb is not None:
+            gb = _fit(F, gb, mb)
+        return ga, gb
     out = []
     for g, m in zip(grads, meta):
         if g is not None and m is not None:
             shape, dtype = m
             if g.shape != shape:
                 g = sum_to(F, g, shape)
-            g = cast(F, g, dtype.name)
+            if dtype is not None:
+                g = F.astype(g, dtype)
         out.append(g)
     return tuple(out)
+
+
+def _fit(F, g, m):
+    shape, dtype = m
+    if g.shape != shape:
+        g = sum_to(F, g, shape)
+    return g if dtype is None else F.astype(g, dtype)

@@ -13,6 +13,8 @@ bindings, which is all higher-order gradients take.
 """
 from __future__ import annotations
 
+import weakref
+
 from plugrad.core.tensor import _wrap
 
 INPLACE_HINT = ("Hint: enable anomaly detection with "
@@ -47,6 +49,7 @@ class Node:
     meta = None  # per input (shape, dtype) or None: gradients are reduced/cast to it
     pre_hooks = None
     post_hooks = None
+    special = False  # has hooks or a user rule: the engine takes its detailed path
     _freed = False
     _keeps_output = False
     _is_view = False  # its output shares the input's array/version counter (a view op)
@@ -69,6 +72,8 @@ class Node:
         if "backward" in vars(cls) and not any("grad" in vars(c) for c in cls.__mro__[:-1]
                                                 if c is not Node and c is not KeepsOutput):
             cls.tensor_rule = True  # transitional: a node not yet written as one rule
+        if cls.tensor_rule:
+            cls.special = True
 
     # -------------------------------------------------------------- engine side
     def name(self) -> str:
@@ -117,6 +122,7 @@ class Node:
         """Call ``fn(grad_inputs, grad_outputs)`` after this node has run."""
         if self.post_hooks is None:
             self.post_hooks = []
+        self.special = True
         self.post_hooks.append(fn)
         return _Handle(self.post_hooks, fn)
 
@@ -124,6 +130,7 @@ class Node:
         """Call ``fn(grad_outputs)`` before this node runs; it may return replacements."""
         if self.pre_hooks is None:
             self.pre_hooks = {}
+        self.special = True
         self.pre_hooks.setdefault(-1, []).append(fn)
         return _Handle(self.pre_hooks[-1], fn)
 
@@ -172,11 +179,26 @@ class KeepsOutput(Node):
 
 
 class AccumulateGrad(Node):
-    """Sink node of a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
+    """Sink node of a leaf tensor: adds the incoming gradient into ``leaf.grad``.
+
+    The leaf keeps its accumulator (so it is made once, not once per step) and the
+    accumulator refers back to the leaf weakly (no reference cycle)."""
 
     def __init__(self, variable):
-        self.variable = variable
-        self.k = variable._k
+        self._variable = weakref.ref(variable)
+        self.version_counter = variable._vc  # views of the leaf share it (in-place checks)
+
+    @property
+    def variable(self):
+        return self._variable()
+
+    @property
+    def k(self):  # the leaf's table now (``.data`` or ``module.to`` may have moved it)
+        return self._variable()._k
+
+    @property
+    def device(self):
+        return self._variable().device
 
     def name(self) -> str:
         return "AccumulateGrad"

@@ -91,11 +91,28 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
     given explicitly (``arrays`` in the result dtype, as the op computed them). The
     broadcast/dtype record (``meta``, ``casts``) is made only where an operand differs
     from the result."""
-    ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
-    node.next = (_edge(a) if ta else None, _edge(b) if tb else None)
+    ea = eb = None
+    ta = isinstance(a, Tensor)
+    if ta:
+        fn = a.grad_fn
+        ea = (fn, a._output_nr) if fn is not None else (edge_of(a) if a._rg else None)
+    tb = isinstance(b, Tensor)
+    if tb:
+        fn = b.grad_fn
+        eb = (fn, b._output_nr) if fn is not None else (edge_of(b) if b._rg else None)
+    node.next = (ea, eb)
     if saved:
         node.saved = saved
-        node.versions = tuple([s._vc[0] if isinstance(s, Tensor) else None for s in saved])
+        n = len(saved)
+        if n == 2:
+            sa, sb = saved
+            node.versions = (sa._vc[0] if isinstance(sa, Tensor) else None,
+                             sb._vc[0] if isinstance(sb, Tensor) else None)
+        elif n == 1:
+            sa = saved[0]
+            node.versions = (sa._vc[0] if isinstance(sa, Tensor) else None,)
+        else:
+            node.versions = tuple([s._vc[0] if isinstance(s, Tensor) else None for s in saved])
         if node._keeps_output:  # the OUTPUT slot's array is the result's
             node.keep_output(out)
             arrays = tuple(out._data if s is OUTPUT else x for s, x in zip(saved, arrays))
@@ -103,9 +120,14 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
     shape, dt = out._data.shape, out.dtype
     if not (ta and tb and a.dtype is dt and b.dtype is dt and a._data.shape == shape
             and b._data.shape == shape):
-        node.meta = (_meta(a, shape, dt), _meta(b, shape, dt))
-        if (ta and a.dtype is not dt) or (tb and b.dtype is not dt):
-            node.casts = dt
+        ma = None if not ta or (a.dtype is dt and a._data.shape == shape) else (
+            a._data.shape, None if a.dtype is dt else a.dtype.name)
+        mb = None if not tb or (b.dtype is dt and b._data.shape == shape) else (
+            b._data.shape, None if b.dtype is dt else b.dtype.name)
+        if ma is not None or mb is not None:
+            node.meta = (ma, mb)
+            if (ma is not None and ma[1] is not None) or (mb is not None and mb[1] is not None):
+                node.casts = dt
     node.seq = next(_sequence)
     node.k = out._k
     node.device = out.device
@@ -118,10 +140,11 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
 
 def _meta(t, shape, dt):
     """What a gradient must become for operand ``t``: None when nothing (a scalar, or a
-    Tensor of the result's shape and dtype)."""
+    Tensor of the result's shape and dtype), else its shape and, if it differs from the
+    result's, its dtype name."""
     if not isinstance(t, Tensor) or (t.dtype is dt and t._data.shape == shape):
         return None
-    return (t._data.shape, t.dtype)
+    return (t._data.shape, None if t.dtype is dt else t.dtype.name)
 
 
 def input_meta(out: Tensor, inputs) -> tuple | None:

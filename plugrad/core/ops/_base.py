@@ -98,8 +98,9 @@ def binary_operands(op: str, a, b):
             ad = a._data if a.dtype is dtype else k.astype(a._data, dtype.name)
             bd = b._data if b.dtype is dtype else k.astype(b._data, dtype.name)
             return k, a.device, dtype, ad, bd
-        if b.__class__ is float and a.dtype.kind == "f":  # float tensor and number: as is
-            return a._k, a.device, a.dtype, a._data, b
+        cls = b.__class__
+        if (cls is float or cls is int) and a.dtype.kind == "f":  # float tensor, number
+            return a._k, a.device, a.dtype, a._data, b if cls is float else float(b)
         if type(b) in _SCALARS:
             dtype = _result_with_scalar(a.dtype, b)
             k = a._k

@@ -19,10 +19,6 @@ from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
 
-def _grads_needed(a, b):
-    return (isinstance(a, Tensor) and a._rg), (isinstance(b, Tensor) and b._rg)
-
-
 # ====================================================================== add, sub
 class AddBackward0(Node):
 
@@ -39,7 +35,9 @@ class SubBackward0(Node):
 def _add_like(name, node_cls, a, b, alpha):
     if alpha != 1:
         b = b * alpha
-    if name == "sub" and (_is_bool(a) or _is_bool(b)):
+    if node_cls is SubBackward0 and ((isinstance(a, Tensor) and a.dtype is _dt.bool_) or (
+            isinstance(b, Tensor) and b.dtype is _dt.bool_) or isinstance(a, bool)
+            or isinstance(b, bool)):
         raise DTypeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
                          "supported. If you are trying to invert a mask, use the `~` or "
                          "`logical_not()` operator instead.")
@@ -91,11 +89,15 @@ def mul(a, b):
     if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
         # each gradient needs only the other operand: save no more (an in-place update of
         # an operand that is not needed must not fail the version check)
-        need_a, need_b = _grads_needed(a, b)
-        sa = (a if isinstance(a, Tensor) else ad) if need_b else None
-        sb = (b if isinstance(b, Tensor) else bd) if need_a else None
-        record_binary(r, MulBackward0(), a, b, (sa, sb),
-                      (ad if need_b else None, bd if need_a else None))
+        ta, tb = isinstance(a, Tensor), isinstance(b, Tensor)
+        if ta and a._rg:
+            if tb and b._rg:
+                saved, arrays = (a, b), (ad, bd)
+            else:
+                saved, arrays = (None, b if tb else bd), (None, bd)
+        else:
+            saved, arrays = (a if ta else ad, None), (ad, None)
+        record_binary(r, MulBackward0(), a, b, saved, arrays)
     return r
 
 

@@ -32,7 +32,7 @@ def _check_leaf(op, x):
     # version counter) down to the leaf's AccumulateGrad.
     while node._is_view and node.next and node.next[0] is not None:
         node = node.next[0][0]
-    if type(node) is AccumulateGrad and node.variable._vc is x._vc:
+    if type(node) is AccumulateGrad and node.version_counter is x._vc:
         raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being used "
                            f"in an in-place operation.")
 
