@@ -9,12 +9,12 @@ from __future__ import annotations
 from plugrad.core import factories, random
 from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
 from plugrad.core.ops import (activation, binary, compare, conversion, extrema,  # noqa: F401
-                              indexing, inplace, linalg, reduction, select, shape,
-                              sorting, statistics, unary)
+                              indexing, inplace, join, linalg, movement, reduction, select,
+                              shape, slicing, sorting, statistics, subscript, unary)
 from plugrad.core.ops.declare import OPS
 from plugrad.core.tensor import Tensor
 
-R, S, I, L = reduction, shape, indexing, linalg
+S, L = shape, linalg
 
 
 def _new_factory(fn):
@@ -27,25 +27,6 @@ def _new_factory(fn):
 
 
 _METHODS = {
-    # linear algebra
-    "matmul": L.matmul, "mm": L.mm, "bmm": L.bmm, "mv": L.mv, "dot": L.dot, "outer": L.outer,
-    # shape
-    "reshape": S.reshape, "view": S.view, "flatten": S.flatten, "unflatten": S.unflatten,
-    "squeeze": S.squeeze, "unsqueeze": S.unsqueeze, "permute": S.permute,
-    "transpose": S.transpose, "swapaxes": S.transpose, "swapdims": S.transpose, "t": S.t,
-    "movedim": S.movedim, "expand": S.expand, "expand_as": S.expand_as,
-    "broadcast_to": S.broadcast_to, "repeat": S.repeat,
-    "repeat_interleave": S.repeat_interleave, "narrow": S.narrow, "split": S.split,
-    "chunk": S.chunk, "tensor_split": S.tensor_split, "unbind": S.unbind, "flip": S.flip,
-    "fliplr": S.fliplr, "flipud": S.flipud, "roll": S.roll, "tril": S.tril, "triu": S.triu,
-    "clone": S.clone, "contiguous": S.contiguous,
-    "view_as": lambda self, other: S.view(self, other.shape),
-    "reshape_as": lambda self, other: S.reshape(self, other.shape),
-    # indexing
-    "gather": I.gather, "scatter": I.scatter, "scatter_add": I.scatter_add,
-    "index_select": I.index_select, "index_add": I.index_add, "masked_fill": I.masked_fill,
-    "masked_select": I.masked_select, "nonzero": I.nonzero, "argwhere": I.argwhere,
-    "take_along_dim": I.take_along_dim,
     # in place
     "zero_": inplace.zero_, "fill_": inplace.fill_, "copy_": inplace.copy_,
     "uniform_": random.uniform_, "normal_": random.normal_, "bernoulli_": random.bernoulli_,
@@ -66,18 +47,13 @@ _METHODS = {
     "multinomial": random.multinomial,
 }
 
-_INPLACE = {
-    "masked_fill_": I.masked_fill, "scatter_": I.scatter, "scatter_add_": I.scatter_add,
-    "index_add_": I.index_add,
-    "t_": S.t, "transpose_": S.transpose, "squeeze_": S.squeeze, "unsqueeze_": S.unsqueeze,
-}
+_INPLACE: dict = {}
 
 _OPERATORS = {
-    "__matmul__": L.matmul, "__rmatmul__": lambda self, other: L.matmul(other, self),
-    "__pos__": lambda self: self, "__getitem__": I.getitem, "__setitem__": I.setitem,
+    "__pos__": lambda self: self,
 }
 
-_AUGMENTED = {"__imatmul__": L.matmul}
+_AUGMENTED: dict = {}
 
 
 def _bind_declared() -> None:

@@ -14,7 +14,7 @@ from plugrad.core.ops.activation import gelu
 from plugrad.core.ops.nn_ops import fold2d as _fold2d
 from plugrad.core.ops.nn_ops import unfold2d as _unfold2d
 from plugrad.core.ops.nn_ops import window_geometry as _window_geometry
-from plugrad.core.ops.shape import pad
+from plugrad.core.ops.movement import pad
 from plugrad.nn.functional_losses import *  # noqa: F401,F403 - the loss functions
 from plugrad.nn.functional_losses import __all__ as _losses_all
 

@@ -222,14 +222,19 @@ _SPELLINGS = ("method", "aliases", "method_aliases", "inplace", "inplace_aliases
 
 def _P(name, fn=None, **kw) -> OpInfo:
     """A public op; ``fn`` defaults to ``plugrad.<name>``. A declared op's spellings come
-    from its declaration (``plugrad.core.ops.declare``), never from this table."""
+    from its declaration (``plugrad.core.ops.declare``); an entry that also lists them must
+    agree with it (a callable ``method`` is a method form the entry spells out itself)."""
     decl = _declared().get(name)
     if decl is not None:
-        given = sorted(k for k in _SPELLINGS if k in kw and not callable(kw[k]))
-        if given:
-            raise ValueError(f"opdb entry {name!r} repeats spellings of its declaration: "
-                             f"{given}")
-        kw = {**_spellings_of(decl, name), **kw}
+        derived = _spellings_of(decl, name)
+        for key in _SPELLINGS:
+            if key in kw and not callable(kw[key]):
+                given, want = kw[key], derived[key]
+                same = set(given) == set(want) if isinstance(want, tuple) else given == want
+                if not same:
+                    raise ValueError(f"opdb entry {name!r}: {key}={given!r} disagrees with "
+                                     f"its declaration ({want!r})")
+        kw = {**derived, **{k: v for k, v in kw.items() if k not in _SPELLINGS or callable(v)}}
     return OpInfo(name, fn if fn is not None else getattr(plugrad, name), kind="public", **kw)
 
 
@@ -637,11 +642,8 @@ _SHAPE = [
 _SHAPE_FN = {"view": lambda x, *a: x.view(*a), "expand": lambda x, *a: x.expand(*a),
              "repeat": lambda x, *a: x.repeat(*a),
              "contiguous": lambda x: x.contiguous()}
-_SHAPE_ALIASES = {"transpose": (("swapaxes", "swapdims"), ("swapaxes", "swapdims"))}
-for _name, _gen, _meth, _inpl in _SHAPE:
-    _al, _mal = _SHAPE_ALIASES.get(_name, ((), ()))
-    _add(_P(_name, _SHAPE_FN.get(_name), sample_inputs=_gen, differentiable=True, method=_meth,
-            inplace=_inpl, aliases=_al, method_aliases=_mal, dtypes=ALL))
+for _name, _gen, _meth, _inpl in _SHAPE:  # spellings: from the declarations
+    _add(_P(_name, _SHAPE_FN.get(_name), sample_inputs=_gen, differentiable=True, dtypes=ALL))
 
 
 def s_as(make, dtype):
@@ -791,6 +793,12 @@ def s_sort(make, dtype):
     yield S((make(),), name="0-d")
 
 
+def s_slice_scatter(make, dtype):
+    yield S((make(4, 3), make(2, 3)), {"dim": 0, "start": 1, "end": 3}, name="rows 1:3")
+    yield S((make(3, 5), make(3, 2)), {"dim": 1, "start": 0, "step": 3}, name="every 3rd col")
+    yield S((make(2, 3, layout="T"), make(2, 3)), {"dim": 0}, name="all, transposed")
+
+
 def s_topk(make, dtype):
     yield S((make(2, 4), 2), name="k 2")
     yield S((make(4, 2, layout="T"), 1, 0), {"largest": False}, name="smallest dim 0")
@@ -820,6 +828,7 @@ _add(
     _P("argsort", sample_inputs=s_sort, dtypes=ALL),
     _P("topk", sample_inputs=s_topk, differentiable=True, dtypes=ALL),
     _P("msort", sample_inputs=s_unary(), differentiable=True, dtypes=ALL),
+    _P("slice_scatter", sample_inputs=s_slice_scatter, differentiable=True, dtypes=ALL),
 )
 
 

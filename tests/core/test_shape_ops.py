@@ -5,7 +5,7 @@ from numpy.testing import assert_array_equal
 
 import plugrad
 from plugrad.autograd import gradcheck
-from plugrad.core.ops.shape import pad
+from plugrad.core.ops.movement import pad
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((2, 3, 4))

@@ -1,36 +1,20 @@
 """Matrix products: ``matmul`` with PyTorch's 1-D/2-D/batched rules, and its relatives.
 
 Everything funnels into one batched ``matmul`` kernel call with one backward node, so every
-backend gets all of these (and ``einsum``) from a single primitive.
+backend gets all of these (and ``einsum``) from a single primitive. An N-d operand times a
+2-D matrix (``x @ W`` in a transformer) is one 2-D product, forward and backward.
 """
 from __future__ import annotations
 
 import math
 
+from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
-from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
-                                    broadcast_shapes, check_device, save, shape_str, sum_to,
-                                    sum_to_array)
-
-
-class MmBackward0(Node):
-    """Gradients of a batched product; broadcast batch dims are summed back."""
-
-    def backward(self, g):
-        a, b = self.saved
-        ga = sum_to(matmul(g, b.mT), a._data.shape) if self.next[0] else None
-        gb = sum_to(matmul(a.mT, g), b._data.shape) if self.next[1] else None
-        return ga, gb
-
-    def backward_arrays(self, k, g):
-        a, b = self.saved
-        ad, bd = a._data, b._data
-        ga = gb = None
-        if self.next[0]:
-            ga = sum_to_array(k, k.matmul(g, k.permute(bd, _swap_last(len(bd.shape)))), ad.shape)
-        if self.next[1]:
-            gb = sum_to_array(k, k.matmul(k.permute(ad, _swap_last(len(ad.shape))), g), bd.shape)
-        return ga, gb
+from plugrad.core.autograd.record import record
+from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, check_device, shape_str
+from plugrad.core.grad_mode import _state
+from plugrad.core.ops.declare import op
+from plugrad.core.tensor import Tensor, _wrap
 
 
 def _swap_last(ndim: int) -> tuple:
@@ -38,19 +22,44 @@ def _swap_last(ndim: int) -> tuple:
     return tuple(range(ndim - 2)) + (ndim - 1, ndim - 2)
 
 
-def _check(op, a, b):
+def _flat2(F, x):
+    """``x`` (..., n) as a 2-D (prod(...), n) matrix."""
+    shape = x.shape
+    return x if len(shape) == 2 else F.reshape(x, (math.prod(shape[:-1]), shape[-1]))
+
+
+class MmBackward0(Node):
+    """Gradients of a (batched) product; broadcast batch dims are summed back, and a batch
+    of rows times one matrix takes its weight gradient as one 2-D product."""
+
+    def grad(self, F, g, a, b):
+        ga = gb = None
+        if len(b.shape) == 2 and len(a.shape) > 2:  # (..., k) @ (k, m)
+            if self.next[0]:
+                ga = F.reshape(F.matmul(_flat2(F, g), F.permute(b, (1, 0))), a.shape)
+            if self.next[1]:
+                gb = F.matmul(F.permute(_flat2(F, a), (1, 0)), _flat2(F, g))
+            return ga, gb
+        if self.next[0]:
+            ga = sum_to(F, F.matmul(g, F.permute(b, _swap_last(len(b.shape)))), a.shape)
+        if self.next[1]:
+            gb = sum_to(F, F.matmul(F.permute(a, _swap_last(len(a.shape))), g), b.shape)
+        return ga, gb
+
+
+def _check(name, a, b):
     """Operands of a product: tensors, one device, one dtype, at least 1-D, inner sizes."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
-        raise TypeError(f"{op}: expected Tensors, got {type(a).__name__} and "
+        raise TypeError(f"{name}: expected Tensors, got {type(a).__name__} and "
                         f"{type(b).__name__}")
     if a.device is not b.device:
-        check_device(op, a, b)
+        check_device(name, a, b)
     if a.dtype is not b.dtype:
-        raise DTypeError(f"{op}: expected both operands to have the same dtype, but got "
+        raise DTypeError(f"{name}: expected both operands to have the same dtype, but got "
                          f"{a.dtype.name}{shape_str(a.shape)} and {b.dtype.name}"
                          f"{shape_str(b.shape)}")
     if a.ndim == 0 or b.ndim == 0:
-        raise ShapeError(f"{op}: both arguments need to be at least 1D, but they are "
+        raise ShapeError(f"{name}: both arguments need to be at least 1D, but they are "
                          f"{a.ndim}D and {b.ndim}D (shapes {shape_str(a.shape)} and "
                          f"{shape_str(b.shape)})")
     ka = a._data.shape[-1]
@@ -58,27 +67,32 @@ def _check(op, a, b):
     if ka != kb:
         sa = "x".join(str(s) for s in a.shape)
         sb = "x".join(str(s) for s in b.shape)
-        raise ShapeError(f"{op}: shapes cannot be multiplied ({sa} and {sb}): inner sizes "
+        raise ShapeError(f"{name}: shapes cannot be multiplied ({sa} and {sb}): inner sizes "
                          f"{ka} and {kb} differ (shapes {shape_str(a.shape)} and "
                          f"{shape_str(b.shape)})")
     if a.ndim > 2 or b.ndim > 2:
-        broadcast_shapes(op, a._data.shape[:-2], b._data.shape[:-2] if b.ndim >= 2 else ())
+        broadcast_shapes(name, a._data.shape[:-2], b._data.shape[:-2] if b.ndim >= 2 else ())
 
 
 def _matmul_nd(a, b):
     """Both operands at least 2-D and checked: one kernel call, one node."""
     k = a._k
-    r = _wrap(k.matmul(a._data, b._data), a.dtype, a.device, k)
+    ad, bd = a._data, b._data
+    if len(bd.shape) == 2 and len(ad.shape) > 2:  # one 2-D GEMM, not a batch of them
+        lead = ad.shape[:-1]
+        out = k.reshape(k.matmul(k.reshape(ad, (math.prod(lead), ad.shape[-1])), bd),
+                        lead + (bd.shape[1],))
+    else:
+        out = k.matmul(ad, bd)
+    r = _wrap(out, a.dtype, a.device, k)
     if _state.enabled and (a._rg or b._rg):
-        node = MmBackward0()
-        save(node, a, b)
-        attach(r, node, (a, b))
+        record(r, MmBackward0(), (a, b), (a, b))
     return r
 
 
-def _product(op, a, b):
+def _product(name, a, b):
     """PyTorch's ``matmul`` rules: a 1-D operand gains a dim that the result then drops."""
-    _check(op, a, b)
+    _check(name, a, b)
     if a.ndim >= 2 and b.ndim >= 2:
         return _matmul_nd(a, b)
     if a.ndim == 1 and b.ndim == 1:
@@ -88,21 +102,29 @@ def _product(op, a, b):
     return _matmul_nd(a, b.unsqueeze(-1)).squeeze(-1)
 
 
-def _check_ndim(op, a, b, na, nb):
+def _check_ndim(name, a, b, na, nb):
     if a.ndim != na or b.ndim != nb:
-        raise ShapeError(f"{op}: expected a {na}-D and a {nb}-D tensor, got shapes "
+        raise ShapeError(f"{name}: expected a {na}-D and a {nb}-D tensor, got shapes "
                          f"{shape_str(a.shape)} and {shape_str(b.shape)}")
 
 
+@op("matmul", method="matmul", dunder="__matmul__", augmented="__imatmul__")
 def matmul(a, b):
     return _product("matmul", a, b)
 
 
+@op(dunder="__rmatmul__")
+def rmatmul(a, b):
+    return matmul(b, a)
+
+
+@op("mm", method="mm")
 def mm(a, b):
     _check_ndim("mm", a, b, 2, 2)
     return _product("mm", a, b)
 
 
+@op("bmm", method="bmm")
 def bmm(a, b):
     _check_ndim("bmm", a, b, 3, 3)
     if a.shape[0] != b.shape[0]:
@@ -111,21 +133,25 @@ def bmm(a, b):
     return _product("bmm", a, b)
 
 
+@op("mv", method="mv")
 def mv(a, v):
     _check_ndim("mv", a, v, 2, 1)
     return _product("mv", a, v)
 
 
+@op("dot", method="dot")
 def dot(a, b):
     _check_ndim("dot", a, b, 1, 1)
     return _product("dot", a, b)
 
 
+@op("outer ger", method="outer ger")
 def outer(a, b):
     _check_ndim("outer", a, b, 1, 1)
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
+@op("addmm", method="addmm")
 def addmm(bias, a, b, *, beta=1, alpha=1):
     out = matmul(a, b)
     if alpha != 1:
@@ -133,11 +159,13 @@ def addmm(bias, a, b, *, beta=1, alpha=1):
     return out + (bias if beta == 1 else bias * beta)
 
 
+@op("baddbmm", method="baddbmm")
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
     return addmm(bias, a, b, beta=beta, alpha=alpha)
 
 
 # ---------------------------------------------------------------------- einsum
+@op("einsum")
 def einsum(equation, *operands):
     """Einstein summation: repeated subscripts (diagonals), ``...`` and any number of
     operands, contracted left to right with one batched ``matmul`` per pair."""

@@ -12,6 +12,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.ops import indexing as I
 from plugrad.core.ops import linalg as L
+from plugrad.core.ops import movement as M
 from plugrad.core.ops import shape as S
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
                                     check_device, save, shape_str)
@@ -390,7 +391,7 @@ def _pool_counts(x, kernel, stride, pads, padding, count_include_pad):
     from plugrad.core.factories import ones
     plane = ones((1, 1) + tuple(x.shape[2:]), dtype=x.dtype, device=x.device)
     user = tuple((p0, p0) for (p0, _) in pads)
-    plane = S.pad_dims(plane, ((0, 0), (0, 0)) + user, 1.0 if count_include_pad else 0.0)
+    plane = M.pad_dims(plane, ((0, 0), (0, 0)) + user, 1.0 if count_include_pad else 0.0)
     extra = tuple((0, max(p1 - p0, 0)) for (p0, p1) in pads)  # ceil_mode overhang: not counted
     return unfold2d(plane, kernel, stride, extra, (1, 1)).sum((2, 3))
 

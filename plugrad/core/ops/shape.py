@@ -1,22 +1,17 @@
-"""Movement ops: reshape, permute, expand, concatenation, splitting, flipping, padding.
+"""Reshaping views: reshape/view, flatten, squeeze, permute/transpose, expand, repeat, clone.
 
 Outputs may share memory with their input (as NumPy views do), so they share the input's
 version counter: an in-place change through either is seen by autograd's checks.
 """
 from __future__ import annotations
 
-import builtins
-
-import numpy as np
-
+from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
-from plugrad.core.dtypes import result_type_of
-from plugrad.core.factories import arange, tensor
-from plugrad.core.ops._base import (ShapeError, Tensor, _state, _wrap, attach, broadcast_shapes,
-                                    check_device, shape_str, sum_to, sum_to_array)
-from plugrad.core.ops.indexing import basic_slice, index_select
-from plugrad.core.ops.select import where
-from plugrad.core.tensor import _wrap_dim
+from plugrad.core.autograd.record import record
+from plugrad.core.errors import ShapeError, broadcast_shapes, shape_str
+from plugrad.core.grad_mode import _state
+from plugrad.core.ops.declare import op
+from plugrad.core.tensor import Tensor, _wrap, _wrap_dim
 
 
 def _sizes(args) -> tuple:
@@ -26,26 +21,29 @@ def _sizes(args) -> tuple:
     return tuple(int(a) for a in args)
 
 
-def _view_of(x: Tensor, data, node_cls=None, **fields) -> Tensor:
+def view_of(x: Tensor, data, node=None) -> Tensor:
+    """A result sharing ``x``'s version counter (a view), recording ``node`` if given and
+    ``x`` is in the graph."""
     r = _wrap(data, x.dtype, x.device, x._k)
     r._vc = x._vc
-    if node_cls is not None and x._rg and _state.enabled:
-        node = node_cls()
-        for name, value in fields.items():
-            setattr(node, name, value)
-        attach(r, node, (x,))
+    if node is not None and x._rg and _state.enabled:
+        record(r, node, (x,))
     return r
+
+
+def _node(cls, **fields):
+    node = cls()
+    for name, value in fields.items():
+        setattr(node, name, value)
+    return node
 
 
 # ---------------------------------------------------------------------- reshape
 class ViewBackward0(Node):
     _is_view = True
 
-    def backward(self, g):
-        return (g.reshape(self.shape),)
-
-    def backward_arrays(self, k, g):
-        return (k.reshape(g, self.shape),)
+    def grad(self, F, g):
+        return (F.reshape(g, self.shape),)
 
 
 def infer_shape(op: str, shape: tuple, numel: int, source_shape) -> tuple:
@@ -73,24 +71,28 @@ def infer_shape(op: str, shape: tuple, numel: int, source_shape) -> tuple:
     return shape
 
 
+
+@op("reshape", method="reshape")
 def reshape(x, *shape):
     shape = _sizes(shape)
     src = x._data.shape
     if shape == src:
-        return _view_of(x, x._data, ViewBackward0, shape=src)
+        return view_of(x, x._data, _node(ViewBackward0, shape=src))
     shape = infer_shape("reshape", shape, x.numel(), src)
-    return _view_of(x, x._k.reshape(x._data, shape), ViewBackward0, shape=src)
+    return view_of(x, x._k.reshape(x._data, shape), _node(ViewBackward0, shape=src))
 
 
+@op("view", method="view")
 def view(x, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list)):
         return x.to(shape[0])  # view(dtype)
     shape = _sizes(shape)
     src = x._data.shape
     shape = infer_shape("view", shape, x.numel(), src)
-    return _view_of(x, x._k.reshape(x._data, shape), ViewBackward0, shape=src)
+    return view_of(x, x._k.reshape(x._data, shape), _node(ViewBackward0, shape=src))
 
 
+@op("flatten", method="flatten")
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
@@ -105,6 +107,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, tuple(shape[:s]) + (n,) + tuple(shape[e + 1:]))
 
 
+@op("unflatten", method="unflatten")
 def unflatten(x, dim, sizes):
     d = _wrap_dim(dim, x.ndim, "unflatten")
     shape = x.shape
@@ -112,6 +115,7 @@ def unflatten(x, dim, sizes):
     return reshape(x, tuple(shape[:d]) + sizes + tuple(shape[d + 1:]))
 
 
+@op("squeeze", method="squeeze", inplace="squeeze_")
 def squeeze(x, dim=None):
     shape = x._data.shape
     if dim is None:
@@ -123,6 +127,7 @@ def squeeze(x, dim=None):
     return reshape(x, new)
 
 
+@op("unsqueeze", method="unsqueeze", inplace="unsqueeze_")
 def unsqueeze(x, dim):
     d = _wrap_dim(dim, x.ndim + 1, "unsqueeze")
     shape = x._data.shape
@@ -133,13 +138,11 @@ def unsqueeze(x, dim):
 class PermuteBackward0(Node):
     _is_view = True
 
-    def backward(self, g):
-        return (g.permute(*self.inverse),)
-
-    def backward_arrays(self, k, g):
-        return (k.permute(g, tuple(self.inverse)),)
+    def grad(self, F, g):
+        return (F.permute(g, self.inverse),)
 
 
+@op("permute", method="permute")
 def permute(x, *dims):
     dims = _sizes(dims)
     n = x.ndim
@@ -152,11 +155,12 @@ def permute(x, *dims):
     if sorted(axes) != list(range(n)):
         raise ShapeError(f"permute: repeated dim in {list(dims)}")
     if axes == tuple(range(n)):
-        return _view_of(x, x._data, PermuteBackward0, inverse=axes)
+        return view_of(x, x._data, _node(PermuteBackward0, inverse=axes))
     inverse = tuple(axes.index(i) for i in range(n))
-    return _view_of(x, x._k.permute(x._data, axes), PermuteBackward0, inverse=inverse)
+    return view_of(x, x._k.permute(x._data, axes), _node(PermuteBackward0, inverse=inverse))
 
 
+@op("transpose swapaxes swapdims", method="transpose swapaxes swapdims", inplace="transpose_")
 def transpose(x, dim0, dim1):
     n = x.ndim
     if n == 0:
@@ -167,12 +171,14 @@ def transpose(x, dim0, dim1):
     return permute(x, order)
 
 
+@op("t", method="t", inplace="t_")
 def t(x):
     if x.ndim > 2:
         raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return transpose(x, 0, 1) if x.ndim == 2 else x
 
 
+@op("movedim moveaxis", method="movedim moveaxis")
 def movedim(x, source, destination):
     src = source if isinstance(source, (list, tuple)) else [source]
     dst = destination if isinstance(destination, (list, tuple)) else [destination]
@@ -196,13 +202,11 @@ def movedim(x, source, destination):
 class ExpandBackward0(Node):
     _is_view = True
 
-    def backward(self, g):
-        return (sum_to(g, self.shape),)
-
-    def backward_arrays(self, k, g):
-        return (sum_to_array(k, g, tuple(self.shape)),)
+    def grad(self, F, g):
+        return (sum_to(F, g, self.shape),)
 
 
+@op("expand", method="expand")
 def expand(x, *sizes):
     sizes = _sizes(sizes)
     shape = x._data.shape
@@ -224,24 +228,27 @@ def expand(x, *sizes):
                              f"sizes: {list(sizes)}. Tensor sizes: {list(shape)}")
         target.append(s)
     target = tuple(target)
-    if target == shape:
-        return _view_of(x, x._data, ExpandBackward0, shape=shape)
-    return _view_of(x, x._k.broadcast_to(x._data, target), ExpandBackward0, shape=shape)
+    data = x._data if target == shape else x._k.broadcast_to(x._data, target)
+    return view_of(x, data, _node(ExpandBackward0, shape=shape))
 
 
+@op(method="expand_as")
 def expand_as(x, other):
     return expand(x, other.shape)
 
 
+@op("broadcast_to", method="broadcast_to")
 def broadcast_to(x, shape):
     return expand(x, tuple(shape))
 
 
+@op("broadcast_tensors")
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes("broadcast_tensors", *(t._data.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
 
+@op("repeat", method="repeat")
 def repeat(x, *sizes):
     sizes = _sizes(sizes)
     if len(sizes) < x.ndim:
@@ -253,308 +260,31 @@ def repeat(x, *sizes):
     return reshape(y, tuple(r * n for r, n in zip(sizes, shape)))
 
 
-def repeat_interleave(x, repeats, dim=None, *, output_size=None):
-    """Each slice along ``dim`` repeated ``repeats`` times (an int, or one count per slice)."""
-    if dim is None:
-        x, dim = flatten(x), 0
-    d = _wrap_dim(dim, x.ndim, "repeat_interleave")
-    counts = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats,
-                        dtype=np.int64).reshape(-1)
-    if counts.size == 1:
-        y = unsqueeze(x, d + 1)
-        shape = list(y.shape)
-        shape[d + 1] = int(counts[0])
-        return flatten(expand(y, shape), d, d + 1)
-    n = x.shape[d]
-    if counts.size != n or (counts < 0).any():
-        raise ShapeError(f"repeat_interleave: repeats must have the same size as input along "
-                         f"dim {d} ({n}) and be non-negative, got {counts.tolist()}")
-    idx = tensor(np.repeat(np.arange(n), counts), device=x.device)
-    return index_select(x, d, idx)
+@op(method="view_as")
+def view_as(x, other):
+    return view(x, other.shape)
 
 
-# ---------------------------------------------------------------------- concatenation
-class CatBackward0(Node):
-
-    def backward(self, g):
-        out = []
-        start = 0
-        for size in self.sizes:
-            out.append(narrow(g, self.axis, start, size))
-            start += size
-        return tuple(out)
-
-
-def cat(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise ShapeError("cat(): expected a non-empty list of Tensors")
-    first = tensors[0]
-    # PyTorch lets legacy 1-D empty tensors join anything.
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [first]
-    first = tensors[0]
-    axis = _wrap_dim(dim, first.ndim, "cat")
-    for i, t in enumerate(tensors[1:], 1):
-        if t.device is not first.device:
-            check_device("cat", first, t)
-        if t.ndim != first.ndim or any(a != b for j, (a, b) in enumerate(
-                zip(t.shape, first.shape)) if j != axis):
-            raise ShapeError(f"cat: Sizes of tensors must match except in dimension {axis}. "
-                             f"Expected {shape_str(first.shape)} but got {shape_str(t.shape)} "
-                             f"for tensor number {i} in the list")
-    dtype = result_type_of(tuple((t.dtype, False) for t in tensors))
-    k = first._k
-    arrays = [t._data if t.dtype is dtype else k.astype(t._data, dtype.name) for t in tensors]
-    r = _wrap(k.concat(arrays, axis), dtype, first.device, k)
-    if _state.enabled and builtins.any(t._rg for t in tensors):
-        node = CatBackward0()
-        node.axis = axis
-        node.sizes = [t.shape[axis] for t in tensors]
-        attach(r, node, tensors)
-    return r
-
-
-concat = cat
-concatenate = cat
-
-
-def stack(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise ShapeError("stack expects a non-empty TensorList")
-    for i, t in enumerate(tensors[1:], 1):
-        if t.shape != tensors[0].shape:
-            raise ShapeError(f"stack expects each tensor to be equal size, but got "
-                             f"{shape_str(tensors[0].shape)} at entry 0 and "
-                             f"{shape_str(t.shape)} at entry {i}")
-    d = _wrap_dim(dim, tensors[0].ndim + 1, "stack")
-    return cat([unsqueeze(t, d) for t in tensors], d)
-
-
-def hstack(tensors):
-    tensors = [atleast_1d(t) for t in tensors]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
-
-
-def vstack(tensors):
-    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
-
-
-def atleast_1d(t):
-    return t.reshape(1) if t.ndim == 0 else t
-
-
-# ---------------------------------------------------------------------- slicing pieces
-class NarrowBackward0(Node):
-    _is_view = True
-
-    def backward(self, g):
-        n = self.shape[self.axis]
-        length = g.shape[self.axis]
-        widths = [(0, 0)] * len(self.shape)
-        widths[self.axis] = (self.start, n - self.start - length)
-        return (pad_dims(g, widths, 0.0),)
-
-    def backward_arrays(self, k, g):
-        n = self.shape[self.axis]
-        length = g.shape[self.axis]
-        if length == n:
-            return (g,)
-        widths = [(0, 0)] * len(self.shape)
-        widths[self.axis] = (self.start, n - self.start - length)
-        return (k.pad(g, tuple(widths), 0.0),)
-
-
-def narrow(x, dim, start, length):
-    axis = _wrap_dim(dim, x.ndim, "narrow")
-    n = x.shape[axis]
-    if start < 0:
-        start += n
-    if not (0 <= start <= n and 0 <= length and start + length <= n):
-        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
-                         f"({n}) of dimension {axis}")
-    key = tuple(slice(start, start + length, 1) if i == axis else slice(0, s, 1)
-                for i, s in enumerate(x._data.shape))
-    return _view_of(x, x._k.slice(x._data, key), NarrowBackward0, shape=x._data.shape,
-                    axis=axis, start=start)
-
-
-def split(x, split_size_or_sections, dim=0):
-    axis = _wrap_dim(dim, x.ndim, "split")
-    n = x.shape[axis]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0 and n:
-            raise ValueError(f"split: split_size must be positive, got {step}")
-        sizes = [builtins.min(step, n - i) for i in range(0, n, step)] if n else [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if builtins.sum(sizes) != n:
-            raise ShapeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                             f"(input tensor's size at dimension {axis}), but got split_sizes="
-                             f"{sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(x, axis, start, s))
-        start += s
-    return tuple(out)
-
-
-def chunk(x, chunks, dim=0):
-    axis = _wrap_dim(dim, x.ndim, "chunk")
-    n = x.shape[axis]
-    size = -(-n // chunks) if n else 1
-    return split(x, builtins.max(size, 1), axis)
-
-
-def tensor_split(x, indices_or_sections, dim=0):
-    """``n`` near-equal parts (the first ``size % n`` one longer), or parts cut at indices."""
-    axis = _wrap_dim(dim, x.ndim, "tensor_split")
-    n = x.shape[axis]
-    spec = indices_or_sections
-    if isinstance(spec, Tensor):
-        spec = spec.item() if spec.ndim == 0 else spec.tolist()
-    if isinstance(spec, int):
-        if spec <= 0:
-            raise ValueError(f"tensor_split: number of sections must be larger than 0, got "
-                             f"{spec}")
-        base, extra = divmod(n, spec)
-        return split(x, [base + 1 if i < extra else base for i in range(spec)], axis)
-    bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
-              for i in spec]
-    starts = [0] + bounds
-    ends = bounds + [n]
-    return tuple(narrow(x, axis, a, builtins.max(b - a, 0)) for a, b in zip(starts, ends))
-
-
-def unbind(x, dim=0):
-    axis = _wrap_dim(dim, x.ndim, "unbind")
-    return tuple(squeeze(p, axis) for p in split(x, 1, axis))
-
-
-# ---------------------------------------------------------------------- flip, roll, pad
-class FlipBackward0(Node):
-
-    def backward(self, g):
-        return (flip(g, self.axes),)
-
-
-def flip(x, *dims):
-    dims = _sizes(dims) if dims else ()
-    axes = tuple(sorted({_wrap_dim(d, x.ndim, "flip") for d in dims}))
-    if not axes or x.ndim == 0:
-        return _view_of(x, x._data, CloneBackward0)
-    r = _wrap(x._k.flip(x._data, axes), x.dtype, x.device, x._k)
-    if x._rg and _state.enabled:
-        node = FlipBackward0()
-        node.axes = axes
-        attach(r, node, (x,))
-    return r
-
-
-def fliplr(x):
-    return flip(x, 1)
-
-
-def flipud(x):
-    return flip(x, 0)
-
-
-def roll(x, shifts, dims=None):
-    if dims is None:
-        return reshape(roll(flatten(x), shifts, 0), x.shape)
-    shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
-    dims = dims if isinstance(dims, (tuple, list)) else (dims,)
-    for s, d in zip(shifts, dims):
-        axis = _wrap_dim(d, x.ndim, "roll")
-        n = x.shape[axis]
-        if n == 0:
-            continue
-        s %= n
-        if s:
-            x = cat([narrow(x, axis, n - s, s), narrow(x, axis, 0, n - s)], axis)
-    return x
-
-
-class PadBackward0(Node):
-
-    def backward(self, g):
-        key = tuple(slice(b, b + n, 1) for (b, _), n in zip(self.widths, self.shape))
-        return (basic_slice(g, key),)
-
-
-def pad_dims(x, widths, value=0.0):
-    """Constant padding with one non-negative ``(before, after)`` pair per dimension."""
-    widths = tuple((int(b), int(a)) for b, a in widths)
-    if builtins.all(b == 0 and a == 0 for b, a in widths):
-        return x
-    r = _wrap(x._k.pad(x._data, widths, value), x.dtype, x.device, x._k)
-    if x._rg and _state.enabled:
-        node = PadBackward0()
-        node.widths, node.shape = widths, x._data.shape
-        attach(r, node, (x,))
-    return r
-
-
-def pad(x, pad, mode="constant", value=None):
-    """``nn.functional.pad`` order: pairs for the last dimension first; negative crops."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported (only 'constant')")
-    if len(pad) % 2 or len(pad) // 2 > x.ndim:
-        raise ShapeError(f"pad: padding length {len(pad)} must be even and at most "
-                         f"2 * ndim ({2 * x.ndim})")
-    widths = [(0, 0)] * x.ndim
-    for i in range(len(pad) // 2):
-        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-    crop = [(builtins.max(-b, 0), builtins.max(-a, 0)) for b, a in widths]
-    if builtins.any(c != (0, 0) for c in crop):
-        for axis, (cb, ca) in enumerate(crop):
-            if cb or ca:
-                x = narrow(x, axis, cb, x.shape[axis] - cb - ca)
-    return pad_dims(x, [(builtins.max(b, 0), builtins.max(a, 0)) for b, a in widths],
-                    0.0 if value is None else value)
-
-
-# ---------------------------------------------------------------------- triangles
-def _tri_mask(op, x, diagonal, upper):
-    if x.ndim < 2:
-        raise ShapeError(f"{op}: input tensor must have at least 2 dimensions, got shape "
-                         f"{shape_str(x.shape)}")
-    n, m = x.shape[-2], x.shape[-1]
-    rows = arange(n, device=x.device).reshape(n, 1)
-    cols = arange(m, device=x.device).reshape(1, m)
-    return (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
-
-
-def _zero_of(x):
-    """A zero that keeps ``x``'s dtype under promotion (``False`` for bool tensors)."""
-    return False if x.dtype.kind == "b" else 0
-
-
-def tril(x, diagonal=0):
-    return where(_tri_mask("tril", x, diagonal, False), x, _zero_of(x))
-
-
-def triu(x, diagonal=0):
-    return where(_tri_mask("triu", x, diagonal, True), x, _zero_of(x))
+@op(method="reshape_as")
+def reshape_as(x, other):
+    return reshape(x, other.shape)
 
 
 # ---------------------------------------------------------------------- copies
 class CloneBackward0(Node):
 
-    def backward(self, g):
-        return (g,)
-
-    def backward_arrays(self, k, g):
+    def grad(self, F, g):
         return (g,)
 
 
+@op("clone", method="clone")
 def clone(x, *, memory_format=None):
     r = _wrap(x._k.copy(x._data), x.dtype, x.device, x._k)
     if x._rg and _state.enabled:
-        attach(r, CloneBackward0(), (x,))
+        record(r, CloneBackward0(), (x,))
     return r
 
 
+@op(method="contiguous")
 def contiguous(x, memory_format=None):
     return x

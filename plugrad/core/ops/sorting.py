@@ -7,7 +7,8 @@ from plugrad.core.ops._dims import filled
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.extrema import values_indices
 from plugrad.core.ops.indexing import gather
-from plugrad.core.ops.shape import clone, narrow
+from plugrad.core.ops.join import narrow
+from plugrad.core.ops.shape import clone
 from plugrad.core.tensor import _wrap, _wrap_dim
 
 

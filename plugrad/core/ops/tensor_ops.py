@@ -18,9 +18,10 @@ from plugrad.core.autograd import engine
 from plugrad.core.device import Device
 from plugrad.core import factories
 from plugrad.core.ops import (activation, binary, compare, conversion, extrema, indexing,
-                              linalg, reduction, select, shape, unary)
+                              join, linalg, movement, reduction, select, shape, slicing, unary)
 
 R, E, S, I, L = reduction, extrema, shape, indexing, linalg
+J, M = join, movement
 
 
 B, U, C, SEL = binary, unary, compare, select
@@ -152,19 +153,28 @@ class TensorOps:
 
     @staticmethod
     def concat(arrays, axis):
-        return S.cat(list(arrays), axis)
+        return J.cat(list(arrays), axis)
 
     @staticmethod
     def slice(x, key):
-        return x[tuple(key)]
+        return slicing.basic_slice(x, tuple(key))
+
+    @staticmethod
+    def assign(dst, key, value):
+        """Functional here: the contract lets ``assign`` return the array to use."""
+        return slicing.slice_scatter(dst, tuple(key), value)
+
+    @staticmethod
+    def scatter(x, axis, index, src):
+        return I.scatter(x, axis, index, src)
 
     @staticmethod
     def flip(x, axes):
-        return S.flip(x, tuple(axes))
+        return M.flip(x, tuple(axes))
 
     @staticmethod
     def pad(x, widths, value):
-        return S.pad_dims(x, tuple(widths), value)
+        return M.pad_dims(x, tuple(widths), value)
 
     @staticmethod
     def gather(x, axis, index):
