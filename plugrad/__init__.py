@@ -25,7 +25,11 @@ from plugrad.core.random import (Generator, bernoulli, default_generator, initia
                                  randint_like, randn, randn_like, randperm, seed)
 from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
+from plugrad.legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402
+                            DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+                            ShortTensor)
 from plugrad import autograd, cuda  # noqa: E402
+from plugrad.torch_alias import install_torch_alias, uninstall_torch_alias  # noqa: E402
 
 half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001 - PyTorch's names

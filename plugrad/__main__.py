@@ -1,4 +1,5 @@
-"""``python -m plugrad info [--verbose]`` and ``python -m plugrad demo [options]``.
+"""``python -m plugrad info [--verbose]``, ``python -m plugrad demo [options]`` and
+``python -m plugrad run [--device D] SCRIPT [ARGS...]`` (:mod:`plugrad.runner`).
 
 ``info`` lists the versions that matter, every registered backend (device type,
 availability, where it came from) and every plugin that failed to load, so a bug report can
@@ -134,6 +135,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["demo"]:  # everything after ``demo`` belongs to the example
         return demo(argv[1:])
+    if argv[:1] == ["run"]:  # everything after ``run`` belongs to the runner and the program
+        from plugrad.runner import run
+        return run(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m plugrad",
                                      description="plugrad command-line tools")
     commands = parser.add_subparsers(dest="command")
@@ -141,6 +145,8 @@ def main(argv=None) -> int:
     info_cmd.add_argument("--verbose", "-v", action="store_true",
                           help="also list each backend's native, composite and contributed "
                                "kernels")
+    commands.add_parser("run", help="run a PyTorch script unchanged on plugrad "
+                                    "(options: run --help)")
     commands.add_parser("demo", help="train a small CNN on the bundled 8x8 digits and print "
                                      "its test accuracy (options: demo --help)")
     args = parser.parse_args(argv)

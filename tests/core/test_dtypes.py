@@ -183,7 +183,7 @@ def test_tensor_dtype_conversions(device):
     assert t.bool().tolist() == [True, True]
     assert t.to(plugrad.float64).dtype is plugrad.float64
     assert t.to("int64").tolist() == [1, -2]
-    assert t.type() == "plugrad.float32" and t.type(plugrad.int64).dtype is plugrad.int64
+    assert t.type() == "plugrad.FloatTensor" and t.type(plugrad.int64).dtype is plugrad.int64
 
 
 def test_sub_refuses_any_bool_operand():
