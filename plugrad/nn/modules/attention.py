@@ -4,15 +4,11 @@ from __future__ import annotations
 import plugrad
 from plugrad.nn import functional as F
 from plugrad.nn import init
-from plugrad.nn.modules.linear import Linear
+from plugrad.nn.modules.linear import NonDynamicallyQuantizableLinear
 from plugrad.nn.modules.module import Module
 from plugrad.nn.parameter import Parameter
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """PyTorch's name for the output projection of attention (it shows in ``repr``)."""
 
 
 class MultiheadAttention(Module):
