@@ -283,7 +283,8 @@ def test_nonlinearity_positional_and_repr():
             warnings.simplefilter("ignore")
             assert repr(nn.LSTM(3, 4, **kw)) == repr(tnn.LSTM(3, 4, **kw))
     assert repr(nn.RNN(3, 4, nonlinearity="relu")) == repr(tnn.RNN(3, 4, nonlinearity="relu"))
-    assert repr(nn.RNNCell(3, 4, nonlinearity="relu")) == repr(tnn.RNNCell(3, 4, nonlinearity="relu"))
+    assert repr(nn.RNNCell(3, 4, nonlinearity="relu")) == \
+        repr(tnn.RNNCell(3, 4, nonlinearity="relu"))
     assert repr(nn.GRUCell(3, 4, bias=False)) == repr(tnn.GRUCell(3, 4, bias=False))
     m = nn.LSTM(3, 4, 2, bidirectional=True)
     m.flatten_parameters()  # a no-op
@@ -432,3 +433,16 @@ def test_float32_and_no_grad():
     t.float()
     np.testing.assert_allclose(host(out), t(torch.from_numpy(host(x)).float())[0].detach(),
                                atol=1e-5)
+
+
+@pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU, nn.RNN])
+def test_gradcheck_packed_bidirectional(cls):
+    """First and second derivatives through packing, both directions and two layers."""
+    m = cls(2, 3, num_layers=2, bidirectional=True).double()
+    x = plugrad.randn(3, 2, 2, dtype=plugrad.float64, requires_grad=True)
+
+    def fn(x):
+        packed = nn.utils.rnn.pack_padded_sequence(x, [1, 3], enforce_sorted=False)
+        return nn.utils.rnn.pad_packed_sequence(m(packed)[0])[0]
+    assert plugrad.autograd.gradcheck(fn, (x,))
+    assert plugrad.autograd.gradgradcheck(fn, (x,))
