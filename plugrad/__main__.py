@@ -36,14 +36,23 @@ def _versions() -> list[str]:
 
 
 def _backend_lines(reg, verbose: bool) -> list[str]:
+    """One line per backend, in columns as wide as the longest names; a backend whose
+    availability check raises is listed as unavailable with the error."""
+    from plugrad.core.registry import probe_available
     lines = ["backends:"]
-    for device_type, backend in sorted(reg.backends.items()):
-        ok = backend.is_available()
-        state = "available" if ok else f"unavailable ({backend.unavailable_reason()})"
-        lines.append(f"  {device_type:<6} {backend.name:<12} {state}; "
+    items = sorted(reg.backends.items())
+    dev_w = max([6] + [len(d) for d, _ in items])
+    name_w = max([12] + [len(str(b.name)) for _, b in items])
+    for device_type, backend in items:
+        ok, reason, _ = probe_available(backend)
+        state = "available" if ok else f"unavailable ({reason})"
+        lines.append(f"  {device_type:<{dev_w}} {backend.name:<{name_w}} {state}; "
                      f"source: {reg.origins.get(device_type, 'unknown')}")
         if verbose:
-            lines.extend(_kernel_lines(backend.name, reg.kernel_sources(device_type)))
+            try:
+                lines.extend(_kernel_lines(backend.name, reg.kernel_sources(device_type)))
+            except Exception as exc:  # noqa: BLE001 - a plugin must not break the report
+                lines.append(f"      kernels: cannot be listed: {type(exc).__name__}: {exc}")
     return lines
 
 
