@@ -36,7 +36,8 @@ class DType:
 
     def to_numpy(self) -> np.dtype:
         if self.name == "bfloat16":
-            raise TypeError("bfloat16 has no NumPy equivalent")
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
         return np.dtype(self.name)
 
     def __repr__(self) -> str:

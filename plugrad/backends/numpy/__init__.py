@@ -7,6 +7,7 @@ since ``np.errstate`` costs about 2 µs.
 """
 from __future__ import annotations
 
+import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
 
 from plugrad.backends.array_api import ArrayAPIBackend, _along_axis_key
@@ -41,7 +42,7 @@ class NumPyBackend(ArrayAPIBackend):
     def __init__(self):
         super().__init__("numpy", "cpu", np, array_type=np.ndarray,
                          dtypes={"bool", "uint8", "int8", "int16", "int32", "int64",
-                                 "float16", "float32", "float64"})
+                                 "float16", "bfloat16", "float32", "float64"})
         self._xp = np
 
     @staticmethod

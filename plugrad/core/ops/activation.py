@@ -1,6 +1,7 @@
 """Softmax-family ops: one node each, forward by the backend's (fused or composite) kernel."""
 from __future__ import annotations
 
+from plugrad.core import autocast as _ac
 from plugrad.core import dtypes as _dt
 from plugrad.core.ops._base import _state, _wrap, attach
 from plugrad.core.ops.pointwise import _UnaryNode
@@ -56,8 +57,10 @@ def _softmax_like(op, kernel, node_cls, x, dim, dtype):
 
 
 def softmax(x, dim=None, dtype=None):
+    if _ac.active: x, = _ac.autocast_args("softmax", x, out_dtype=dtype)
     return _softmax_like("softmax", "softmax", SoftmaxBackward0, x, dim, dtype)
 
 
 def log_softmax(x, dim=None, dtype=None):
+    if _ac.active: x, = _ac.autocast_args("log_softmax", x, out_dtype=dtype)
     return _softmax_like("log_softmax", "log_softmax", LogSoftmaxBackward0, x, dim, dtype)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from plugrad.core import autocast as _ac
 from plugrad.core.autograd.node import Node
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap, attach,
                                     broadcast_shapes, check_device, save, shape_str, sum_to,
@@ -95,15 +96,18 @@ def _check_ndim(op, a, b, na, nb):
 
 
 def matmul(a, b):
+    if _ac.active: a, b = _ac.autocast_args("matmul", a, b)
     return _product("matmul", a, b)
 
 
 def mm(a, b):
+    if _ac.active: a, b = _ac.autocast_args("mm", a, b)
     _check_ndim("mm", a, b, 2, 2)
     return _product("mm", a, b)
 
 
 def bmm(a, b):
+    if _ac.active: a, b = _ac.autocast_args("bmm", a, b)
     _check_ndim("bmm", a, b, 3, 3)
     if a.shape[0] != b.shape[0]:
         raise ShapeError(f"bmm: batch sizes differ: shapes {shape_str(a.shape)} and "
@@ -127,6 +131,7 @@ def outer(a, b):
 
 
 def addmm(bias, a, b, *, beta=1, alpha=1):
+    if _ac.active: bias, a, b = _ac.autocast_args("addmm", bias, a, b)
     out = matmul(a, b)
     if alpha != 1:
         out = out * alpha
@@ -134,6 +139,7 @@ def addmm(bias, a, b, *, beta=1, alpha=1):
 
 
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
+    if _ac.active: bias, a, b = _ac.autocast_args("baddbmm", bias, a, b)
     return addmm(bias, a, b, beta=beta, alpha=alpha)
 
 
