@@ -15,6 +15,7 @@ from plugrad.backends.hooks import hookimpl
 
 _quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
 _F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 _UPDATE_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
@@ -58,7 +59,8 @@ class NumPyBackend(ArrayAPIBackend):
         return np.array(a, dtype=dtype, copy=True)
 
     def to_numpy(self, x):
-        return np.asarray(x)
+        a = np.asarray(x)
+        return a.astype(np.float32) if a.dtype == _BF16 else a  # the host sees float32
 
     def full(self, shape, value, dtype, device):
         if not shape:  # np.full is Python code; a 0-d array (loss.backward()'s seed) needs none
