@@ -3,6 +3,7 @@
     python examples/train_digits.py        # ~99% test accuracy in under 20 s on 2 cores
     python examples/train_digits.py --device ref --epochs 1 --subset 100 --width 2 --hidden 8
     python examples/train_digits.py --plot curves.png --save digits.safetensors
+    python examples/train_digits.py --tensorboard runs/digits   # then: tensorboard --logdir runs
 
 Pixels are scaled to [0, 1]; a seeded 80/20 ``random_split`` gives the train and test sets;
 a ``DataLoader`` shuffles the training set with a seeded ``Generator``; the model is trained
@@ -163,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write loss and accuracy curves to this PNG (needs matplotlib)")
     parser.add_argument("--save", metavar="CKPT", default=None,
                         help="save model and optimizer state here (safetensors)")
+    parser.add_argument("--tensorboard", metavar="LOGDIR", default=None,
+                        help="log per-epoch losses, accuracy, learning rate and weight "
+                             "histograms for TensorBoard here (needs the 'tensorboard' extra)")
     return parser
 
 
@@ -198,6 +202,10 @@ def _run(args) -> dict:
     log(f"digits: {len(train_set)} train / {len(test_set)} test images, device {device}, "
         f"{n_params} parameters, {args.epochs} epochs")
 
+    writer = None
+    if args.tensorboard:
+        from plugrad.utils.tensorboard import SummaryWriter
+        writer = SummaryWriter(args.tensorboard)
     history = {"train_loss": [], "test_loss": [], "test_acc": []}
     for epoch in range(1, args.epochs + 1):
         model.train()
@@ -213,15 +221,26 @@ def _run(args) -> dict:
             seen += yb.shape[0]
             bar.set_postfix_str(f"loss {running / seen:.4f}")
         bar.close()
+        lr = optimizer.param_groups[0]["lr"]
         scheduler.step()
         test_loss, test_acc = evaluate(model, test_loader)
         history["train_loss"].append(running / max(seen, 1))
         history["test_loss"].append(test_loss)
         history["test_acc"].append(test_acc)
+        if writer is not None:
+            writer.add_scalar("loss/train", history["train_loss"][-1], epoch)
+            writer.add_scalar("loss/test", test_loss, epoch)
+            writer.add_scalar("accuracy/test", test_acc, epoch)
+            writer.add_scalar("lr", lr, epoch)
+            for name, p in model.named_parameters():
+                writer.add_histogram(name, p, epoch)
         log(f"epoch {epoch:>2}/{args.epochs}  train loss {history['train_loss'][-1]:.4f}  "
             f"test loss {test_loss:.4f}  test accuracy {100 * test_acc:.2f}%  "
             f"({time.perf_counter() - start:.1f} s)")
 
+    if writer is not None:
+        writer.close()
+        log(f"wrote TensorBoard events to {args.tensorboard}")
     seconds = time.perf_counter() - start
     metrics = {
         "device": str(device),

@@ -25,7 +25,14 @@ from plugrad.core.random import (Generator, bernoulli, default_generator, initia
                                  randint_like, randn, randn_like, randperm, seed)
 from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
+from plugrad.legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402
+                            DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
+                            ShortTensor)
 from plugrad import autograd, cuda  # noqa: E402
+from plugrad.torch_alias import install_torch_alias, uninstall_torch_alias  # noqa: E402
+from plugrad.amp.autocast_mode import (autocast, get_autocast_dtype,  # noqa: E402
+                                       is_autocast_available, is_autocast_enabled,
+                                       set_autocast_dtype, set_autocast_enabled)
 
 half, double, long, short = float16, float64, int64, int16
 float, int = float32, int32  # noqa: A001 - PyTorch's names
@@ -33,7 +40,8 @@ float, int = float32, int32  # noqa: A001 - PyTorch's names
 __version__ = "0.1.0"
 
 
-_LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing"}
+_LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", "random",
+                    "version", "multiprocessing"}
 
 
 def __getattr__(name):
@@ -56,3 +64,16 @@ def numel(t) -> int:
 
 def is_floating_point(t) -> bool:
     return t.dtype.is_floating_point
+
+
+def is_autocast_cpu_enabled() -> bool:
+    """PyTorch's older spelling of ``is_autocast_enabled("cpu")``."""
+    return is_autocast_enabled("cpu")
+
+
+def get_autocast_cpu_dtype():
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    return get_autocast_dtype("cuda")

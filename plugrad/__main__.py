@@ -1,4 +1,5 @@
-"""``python -m plugrad info [--verbose]`` and ``python -m plugrad demo [options]``.
+"""``python -m plugrad info [--verbose]``, ``python -m plugrad demo [options]`` and
+``python -m plugrad run [--device D] SCRIPT [ARGS...]`` (:mod:`plugrad.runner`).
 
 ``info`` lists the versions that matter, every registered backend (device type,
 availability, where it came from) and every plugin that failed to load, so a bug report can
@@ -35,14 +36,23 @@ def _versions() -> list[str]:
 
 
 def _backend_lines(reg, verbose: bool) -> list[str]:
+    """One line per backend, in columns as wide as the longest names; a backend whose
+    availability check raises is listed as unavailable with the error."""
+    from plugrad.core.registry import probe_available
     lines = ["backends:"]
-    for device_type, backend in sorted(reg.backends.items()):
-        ok = backend.is_available()
-        state = "available" if ok else f"unavailable ({backend.unavailable_reason()})"
-        lines.append(f"  {device_type:<6} {backend.name:<12} {state}; "
+    items = sorted(reg.backends.items())
+    dev_w = max([6] + [len(d) for d, _ in items])
+    name_w = max([12] + [len(str(b.name)) for _, b in items])
+    for device_type, backend in items:
+        ok, reason, _ = probe_available(backend)
+        state = "available" if ok else f"unavailable ({reason})"
+        lines.append(f"  {device_type:<{dev_w}} {backend.name:<{name_w}} {state}; "
                      f"source: {reg.origins.get(device_type, 'unknown')}")
         if verbose:
-            lines.extend(_kernel_lines(backend.name, reg.kernel_sources(device_type)))
+            try:
+                lines.extend(_kernel_lines(backend.name, reg.kernel_sources(device_type)))
+            except Exception as exc:  # noqa: BLE001 - a plugin must not break the report
+                lines.append(f"      kernels: cannot be listed: {type(exc).__name__}: {exc}")
     return lines
 
 
@@ -134,6 +144,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["demo"]:  # everything after ``demo`` belongs to the example
         return demo(argv[1:])
+    if argv[:1] == ["run"]:  # everything after ``run`` belongs to the runner and the program
+        from plugrad.runner import run
+        return run(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m plugrad",
                                      description="plugrad command-line tools")
     commands = parser.add_subparsers(dest="command")
@@ -141,6 +154,8 @@ def main(argv=None) -> int:
     info_cmd.add_argument("--verbose", "-v", action="store_true",
                           help="also list each backend's native, composite and contributed "
                                "kernels")
+    commands.add_parser("run", help="run a PyTorch script unchanged on plugrad "
+                                    "(options: run --help)")
     commands.add_parser("demo", help="train a small CNN on the bundled 8x8 digits and print "
                                      "its test accuracy (options: demo --help)")
     args = parser.parse_args(argv)

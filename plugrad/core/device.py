@@ -129,3 +129,31 @@ class set_default_device:
 
 def get_default_device() -> Device:
     return _default.value
+
+
+_REAL_CPU = {key: Device(*key) for key in (("cpu", None), ("cpu:0", None), ("cpu", 0))}
+_cpu_target: Device | None = None
+
+
+def map_cpu_to(target) -> None:
+    """Make the device name ``cpu`` resolve to ``target`` (``None`` or ``"cpu"``: undo).
+
+    The torch alias uses it under ``--device ref`` (or a plugin's device): a PyTorch program
+    says ``"cpu"`` when it means "not the GPU", so its ``torch.device("cpu")``, ``.cpu()`` and
+    ``.to("cpu")`` land on the device the run asked for. Interned lookups make it free.
+    """
+    global _cpu_target
+    _interned.update(_REAL_CPU)
+    _cpu_target = None
+    if target is None:
+        return
+    target = _check_served(Device(target), "map_cpu_to")
+    if target.type != "cpu":
+        _cpu_target = target
+        for key in _REAL_CPU:
+            _interned[key] = target
+
+
+def is_host(dev: Device) -> bool:
+    """``cpu``, or the device ``cpu`` is mapped to: where ``.numpy()`` may read from."""
+    return dev.type == "cpu" or dev is _cpu_target

@@ -9,6 +9,8 @@ import functools
 
 import numpy as np
 
+from plugrad.core import naming
+
 
 class DType:
     """A tensor element type, printed as PyTorch prints its own (``plugrad.float32``)."""
@@ -34,11 +36,12 @@ class DType:
 
     def to_numpy(self) -> np.dtype:
         if self.name == "bfloat16":
-            raise TypeError("bfloat16 has no NumPy equivalent")
+            import ml_dtypes
+            return np.dtype(ml_dtypes.bfloat16)
         return np.dtype(self.name)
 
     def __repr__(self) -> str:
-        return f"plugrad.{self.name}"
+        return f"{naming.prefix}.{self.name}"
 
     def __reduce__(self):
         return (get_dtype, (self.name,))
@@ -61,6 +64,23 @@ _ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64,
             "short": int16, "bool": bool_, "byte": uint8, "char": int8}
 
 _default_float = float32
+
+# PyTorch's legacy tensor-type names (``torch.FloatTensor``): ``x.type()`` answers with them
+LEGACY_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
+                bfloat16: "BFloat16Tensor", int64: "LongTensor", int32: "IntTensor",
+                int16: "ShortTensor", int8: "CharTensor", uint8: "ByteTensor",
+                bool_: "BoolTensor"}
+_BY_LEGACY_NAME = {name: d for d, name in LEGACY_NAMES.items()}
+
+
+def parse_legacy_name(name: str):
+    """``'torch.cuda.FloatTensor'`` (any package prefix) -> ``(float32, True)``; None if
+    ``name`` is no legacy tensor-type name."""
+    parts = name.split(".")
+    dtype = _BY_LEGACY_NAME.get(parts[-1])
+    if dtype is None:
+        return None
+    return dtype, len(parts) >= 2 and parts[-2] == "cuda"
 
 
 def get_dtype(spec) -> DType:

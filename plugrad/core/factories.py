@@ -26,7 +26,15 @@ def resolve_device(device) -> Device:
 
 
 def with_index(dev: Device) -> Device:
-    if dev.index is not None or dev.type in ("cpu", "ref"):
+    if dev.index is not None:
+        count = table_for(dev).device_count
+        if not 0 <= dev.index < count:
+            from plugrad.core.registry import BackendError
+            raise BackendError(f"device '{dev}': index {dev.index} is out of range; backend "
+                               f"{table_for(dev).name!r} has {count} {dev.type} device"
+                               f"{'s' if count != 1 else ''} (indices 0..{count - 1})")
+        return dev
+    if dev.type in ("cpu", "ref"):
         return dev
     backend = table_for(dev).backend
     current = getattr(backend, "current_device", None)

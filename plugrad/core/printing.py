@@ -175,5 +175,8 @@ def _suffixes(t, default_float) -> list:
 
 def tensor_repr(t, default_float) -> str:
     prefix = "tensor("
-    body = format_values(np.asarray(t._k.to_numpy(t._data)), len(prefix))
+    values = np.asarray(t._k.to_numpy(t._data))
+    if values.dtype.kind == "V":  # bfloat16 (ml_dtypes): format its exact float32 values
+        values = values.astype(np.float32)
+    body = format_values(values, len(prefix))
     return _add_suffixes(prefix + body, _suffixes(t, default_float), len(prefix))

@@ -12,8 +12,14 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.ops._base import check_dtype_supported
 from plugrad.core.tensor import Tensor, _wrap, table_for
 
-_seed = 0
-_host = np.random.default_rng(0)
+def _fresh_seed() -> int:
+    return int(np.random.SeedSequence().entropy % (2 ** 63))
+
+
+# Seeded freshly in each process, as PyTorch's default generator is (``initial_seed()``
+# differs from run to run); ``manual_seed`` makes a run repeat.
+_seed = _fresh_seed()
+_host = np.random.default_rng(_seed)
 
 
 def initial_seed() -> int:
@@ -38,7 +44,7 @@ def manual_seed(seed: int):
 
 
 def seed() -> int:
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    s = _fresh_seed()
     manual_seed(s)
     return s
 
@@ -60,7 +66,7 @@ class Generator:
         return self._seed
 
     def seed(self) -> int:
-        return self.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))._seed
+        return self.manual_seed(_fresh_seed())._seed
 
     def get_state(self):
         return self.rng.bit_generator.state
@@ -163,11 +169,32 @@ def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     return tensor(perm, dtype=dtype or _dt.int64, device=device)
 
 
-def normal(mean, std, size=None, *, generator=None, device=None) -> Tensor:
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False) -> Tensor:
+    """PyTorch's overloads: ``normal(mean_tensor, std=1.0)``, ``normal(mean, std_tensor)``,
+    ``normal(mean_tensor, std_tensor)`` (broadcast) and ``normal(mean, std, size)``."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        ref = mean if isinstance(mean, Tensor) else std
-        return randn_like(ref if size is None else ref.expand(size)) * std + mean
-    return randn(size, generator=generator, device=device) * std + mean
+        if size is not None:
+            raise TypeError("normal(): size may only be given when mean and std are numbers")
+        tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+        for t in tensors:
+            if not t.dtype.is_floating_point:
+                raise TypeError(f"normal(): expected a floating point mean and std, got a "
+                                f"tensor of dtype {t.dtype}")
+        if not isinstance(std, Tensor) and std < 0:
+            raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+        ref = tensors[0]
+        sample = randn(shape, dtype=ref.dtype, device=ref.device, generator=generator)
+        return sample * std + mean
+    if size is None:
+        raise TypeError("normal(): with a number for mean and for std, size is required")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    out = randn(size, dtype=dtype, device=device, generator=generator) * std + mean
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
 
 
 def bernoulli(p, *, generator=None) -> Tensor:

@@ -12,7 +12,7 @@ import os
 import threading
 import warnings
 
-from plugrad.backends.contract import (CONTRACT_VERSION, Backend, optional_kernels,
+from plugrad.backends.contract import (CONTRACT_VERSION, DTYPE_NAMES, Backend, optional_kernels,
                                        required_primitives)
 
 ENTRY_POINT_GROUP = "plugrad.backends"
@@ -22,6 +22,28 @@ BUILTIN_PLUGINS = ("plugrad.backends.numpy", "plugrad.backends.reference",
 
 class BackendError(RuntimeError):
     """A backend could not be registered or used."""
+
+
+def _reraise_interrupts(exc: BaseException) -> None:
+    """A plugin's failure is contained, whatever it raises, except the user's Ctrl-C."""
+    if isinstance(exc, (KeyboardInterrupt, GeneratorExit)):
+        raise exc
+
+
+def probe_available(backend: Backend) -> tuple[bool, str, BaseException | None]:
+    """``(available, reason, exception)``: ``is_available()`` and ``unavailable_reason()``,
+    with an exception they raise turned into the reason instead of escaping."""
+    try:
+        if backend.is_available():
+            return True, "", None
+    except BaseException as exc:  # noqa: BLE001 - a plugin must never break plugrad
+        _reraise_interrupts(exc)
+        return False, f"is_available() raised {type(exc).__name__}: {exc}", exc
+    try:
+        return False, str(backend.unavailable_reason() or "no reason given"), None
+    except BaseException as exc:  # noqa: BLE001
+        _reraise_interrupts(exc)
+        return False, f"unavailable_reason() raised {type(exc).__name__}: {exc}", exc
 
 
 class KernelTable:
@@ -43,6 +65,8 @@ class KernelTable:
                 self.sources[op] = "composite" if definer is Backend else backend.name
             setattr(self, op, fn)
         self.dtype_of = backend.dtype_of
+        #: ``backend.device_count()``, read once: device indices are checked against it
+        self.device_count = 1
 
     def __repr__(self) -> str:
         return f"<KernelTable {self.name} ({self.device_type})>"
@@ -79,10 +103,10 @@ class Registry:
                 raise BackendError(f"plugin {plugin!r} is blocked")
             added: list[str] = []
             try:
-                for backend in self._hook_backends(plugin):
+                for backend in self._hook_backends(plugin, name):
                     self.add_backend(backend, origin=origin)
                     added.append(backend.device_type)
-            except Exception:
+            except BaseException:
                 self._drop(added)
                 self.pm.unregister(plugin)
                 raise
@@ -90,12 +114,19 @@ class Registry:
             self._tables.clear()
             return name
 
-    def _hook_backends(self, plugin) -> list:
-        """What ``plugin``'s own ``plugrad_backends`` hook implementation returns."""
+    def _hook_backends(self, plugin, name: str) -> list:
+        """What ``plugin``'s own ``plugrad_backends`` hook implementation returns: a list
+        (or tuple) of backends; anything else is refused, naming the plugin."""
         out = []
         for impl in self.pm.hook.plugrad_backends.get_hookimpls():
             if impl.plugin is plugin:
-                out.extend(impl.function() or [])
+                got = impl.function()
+                if not isinstance(got, (list, tuple)):
+                    raise BackendError(
+                        f"plugin {name!r}: its plugrad_backends() hook returned "
+                        f"{type(got).__name__ if got is not None else 'None'}; it must return "
+                        f"a list of plugrad.backends.Backend instances")
+                out.extend(got)
         return out
 
     def unregister_plugin(self, plugin) -> None:
@@ -126,6 +157,14 @@ class Registry:
         if missing:
             raise BackendError(f"backend {backend.name!r} lacks required primitives: "
                                f"{', '.join(missing)}")
+        declared = backend.dtypes
+        unknown = sorted(str(d) for d in declared if d not in DTYPE_NAMES) if isinstance(
+            declared, (set, frozenset, list, tuple)) else None
+        if unknown is None or unknown or not declared:
+            got = f"unknown dtype names {', '.join(map(repr, unknown))}" if unknown else \
+                f"dtypes={declared!r}"
+            raise BackendError(f"backend {backend.name!r} declares {got}; dtypes must be a "
+                               f"non-empty set of these names: {', '.join(DTYPE_NAMES)}")
         taken = self.backends.get(backend.device_type)
         if taken is not None and taken is not backend:
             raise BackendError(
@@ -155,7 +194,8 @@ class Registry:
                 if self.pm.is_registered(plugin):  # e.g. a built-in also declared as entry point
                     continue
                 self.register_plugin(plugin, name=ep.name, origin=f"{dist} (entry point {ep.name})")
-            except Exception as exc:  # noqa: BLE001 - a plugin must never break plugrad
+            except BaseException as exc:  # noqa: BLE001 - a plugin must never break plugrad
+                _reraise_interrupts(exc)  # SystemExit at import is contained too
                 message = f"{type(exc).__name__}: {exc}"
                 self.failures.append((ep.name, dist, message))
                 warnings.warn(f"plugrad: backend plugin {ep.name!r} from {dist} failed to load "
@@ -178,16 +218,19 @@ class Registry:
         if backend is None:
             known = ", ".join(sorted(self.backends)) or "none"
             raise BackendError(f"no backend serves device type {device_type!r} "
-                               f"(registered device types: {known}){_env_hint(device_type)}")
-        if not backend.is_available():
-            raise BackendError(f"device type {device_type!r} (backend {backend.name!r}) is "
-                               f"not available here: {backend.unavailable_reason()}"
+                               f"(registered device types: {known}){self.failure_note()}"
                                f"{_env_hint(device_type)}")
+        ok, reason, cause = probe_available(backend)
+        if not ok:
+            raise BackendError(f"device type {device_type!r} (backend {backend.name!r}) is "
+                               f"not available here: {reason}{_env_hint(device_type)}") from cause
         table = KernelTable(backend, self._contributions(backend))
         if self.seeded.get(device_type) is not backend:  # only on first use, never on rebuilds
+            _check_host_transfer(backend)
             from plugrad.core import random as _random
             _random.seed_backend(backend)
             self.seeded[device_type] = backend
+        table.device_count = _device_count(backend)
         self._tables[device_type] = table
         return table
 
@@ -209,14 +252,59 @@ class Registry:
                                                              self._contributions(backend))
         return dict(table.sources)
 
+    def failure_note(self) -> str:
+        """The plugins that failed to load, for the errors a user meets later ("" if none)."""
+        if not self.failures:
+            return ""
+        listed = "; ".join(f"{name!r} from {dist}: {message}"
+                           for name, dist, message in self.failures)
+        return f"; plugins that failed to load: {listed}"
+
     def available_tables(self) -> list[KernelTable]:
-        """Tables of every registered backend that can run here."""
+        """Tables of every registered backend that can run here (one whose availability
+        check raises, or that is refused at first use, is left out)."""
         self.load_entry_points()
         out = []
         for device_type, backend in sorted(self.backends.items()):
-            if backend.is_available():
-                out.append(self.table(device_type))
+            if probe_available(backend)[0]:
+                try:
+                    out.append(self.table(device_type))
+                except BackendError:
+                    continue
         return out
+
+
+def _device_count(backend: Backend) -> int:
+    try:
+        n = int(backend.device_count())
+    except Exception as exc:  # noqa: BLE001
+        raise BackendError(f"backend {backend.name!r}: device_count() raised "
+                           f"{type(exc).__name__}: {exc}") from exc
+    if n < 1:
+        raise BackendError(f"backend {backend.name!r}: device_count() is {n}, expected >= 1")
+    return n
+
+
+def _check_host_transfer(backend: Backend) -> None:
+    """Every declared dtype must cross to the host (``print``, ``tolist``, ``.numpy()`` use
+    ``to_numpy``): a tiny round trip per dtype, once, when the device is first used. A
+    dtype NumPy lacks crosses as the NumPy type holding its values (bfloat16: float32)."""
+    import numpy as np
+    for name in sorted(backend.dtypes):
+        host = np.dtype("float32" if name == "bfloat16" else name)
+        try:
+            back = backend.to_numpy(backend.from_numpy(np.zeros(2, host), name, None))
+            ok = isinstance(back, np.ndarray) and back.dtype == host and back.shape == (2,)
+            got = f"a {type(back).__name__}" + (f" of dtype {back.dtype}, shape {back.shape}"
+                                                 if isinstance(back, np.ndarray) else "")
+        except Exception as exc:  # noqa: BLE001
+            ok, got = False, f"an error: {type(exc).__name__}: {exc}"
+        if not ok:
+            raise BackendError(
+                f"backend {backend.name!r} declares dtype {name!r} but cannot carry it to the "
+                f"host: to_numpy(from_numpy(zeros(2), {name!r})) gave {got}; the contract "
+                f"wants a NumPy array of dtype {host} (bfloat16 crosses as float32); remove "
+                f"{name!r} from dtypes or fix the transfer")
 
 
 def _env_hint(device_type: str) -> str:

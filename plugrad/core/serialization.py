@@ -8,6 +8,7 @@ description does not match its tensors, is refused with :class:`SerializationErr
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 
@@ -28,13 +29,20 @@ _ITEMSIZE = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "I32": 4, "I64": 8, "F16": 2
              "F64": 8}
 
 
+_NUMPY_DTYPES = set(_SAFE_DTYPES.values())
+
+
 class SerializationError(RuntimeError):
     """A checkpoint could not be written or was refused when read."""
 
 
 # ---------------------------------------------------------------------------- save
-def save(obj, f) -> None:
-    """Write ``obj`` (tensors, dicts, lists, tuples, numbers, strings, None) to ``f``."""
+def save(obj, f, pickle_module=None, pickle_protocol=None,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False) -> None:
+    """Write ``obj`` to ``f`` (a path or a binary file): tensors, NumPy arrays and scalars,
+    dicts, lists, tuples, numbers, strings, None, dtypes, devices and ``argparse.Namespace``.
+    Whole modules and optimizers are refused (save their ``state_dict()``); PyTorch's
+    pickle options are accepted and unused."""
     tensors: dict[str, np.ndarray] = {}
     structure = _encode(obj, "", tensors)
     from safetensors.numpy import save as st_save
@@ -51,15 +59,32 @@ def save(obj, f) -> None:
 
 def _encode(obj, path: str, tensors: dict):
     if isinstance(obj, Tensor):
-        name = path or "tensor"
-        while name in tensors:
-            name += "_"
+        name = _free_name(path or "tensor", tensors)
         if obj.dtype is _dt.bfloat16:
             raise SerializationError(f"save: bfloat16 tensor at {name!r} cannot be stored "
                                      f"through NumPy")
         tensors[name] = np.ascontiguousarray(obj.detach().cpu().numpy())
         return {"__tensor__": name, "dtype": obj.dtype.name, "device": str(obj.device),
                 "requires_grad": bool(obj.requires_grad)}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.name not in _NUMPY_DTYPES:
+            raise SerializationError(f"save: NumPy array of dtype {obj.dtype} at "
+                                     f"{path or 'top level'} cannot be stored (numeric and "
+                                     f"bool arrays only; no pickle)")
+        name = _free_name(path or "array", tensors)
+        tensors[name] = np.ascontiguousarray(obj)
+        return {"__ndarray__": name}
+    if isinstance(obj, np.generic):
+        if obj.dtype.name not in _NUMPY_DTYPES:
+            raise SerializationError(f"save: NumPy scalar of dtype {obj.dtype} at "
+                                     f"{path or 'top level'} cannot be stored")
+        return {"__npscalar__": _encode(obj.item(), path, tensors), "dtype": obj.dtype.name}
+    if isinstance(obj, _dt.DType):
+        return {"__dtype__": obj.name}
+    if isinstance(obj, Device):
+        return {"__device__": str(obj)}
+    if isinstance(obj, argparse.Namespace):
+        return {"__namespace__": _encode(vars(obj), path, tensors)}
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, (int, float)):
@@ -79,9 +104,22 @@ def _encode(obj, path: str, tensors: dict):
     if isinstance(obj, (list, tuple)):
         out = [_encode(v, _join(path, str(i)), tensors) for i, v in enumerate(obj)]
         return {"__tuple__": out} if isinstance(obj, tuple) else out
+    where = path or "top level"
+    if hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict"):
+        raise SerializationError(
+            f"save: cannot store a whole {type(obj).__name__} object at {where}: plugrad saves "
+            f"no pickled code. Save its state_dict() instead, torch.save(obj.state_dict(), f), "
+            f"and restore with obj.load_state_dict(torch.load(f)) on a freshly built object")
     raise SerializationError(f"save: cannot store an object of type {type(obj).__name__} at "
-                             f"{path or 'top level'} (only tensors, dicts, lists, tuples, "
-                             f"numbers, strings and None; no pickle)")
+                             f"{where} (only tensors, NumPy arrays, dicts, lists, tuples, "
+                             f"numbers, strings, None, dtypes, devices and argparse.Namespace; "
+                             f"no pickle). For a model or optimizer, save its state_dict()")
+
+
+def _free_name(name: str, tensors: dict) -> str:
+    while name in tensors:
+        name += "_"
+    return name
 
 
 def _join(path: str, key: str) -> str:
@@ -89,11 +127,13 @@ def _join(path: str, key: str) -> str:
 
 
 # ---------------------------------------------------------------------------- load
-def load(f, map_location=None, weights_only: bool = True, mmap=None):
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         **pickle_load_args):
     """Read what :func:`save` wrote (or any safetensors file: then a dict of tensors).
 
     ``map_location``: a device (string or :class:`Device`), a dict mapping saved device
-    strings to new ones, or a callable ``(tensor, saved_device) -> tensor``.
+    strings to new ones, or a callable ``(tensor, saved_device) -> tensor``. Nothing is ever
+    unpickled, so ``weights_only`` (either value) and PyTorch's pickle options change nothing.
     """
     data = f.read() if hasattr(f, "read") else _read_file(f)
     header = _check_header(data)
@@ -205,6 +245,27 @@ def _decode(node, arrays: dict, map_location):
                                      f"stored as {arrays[name].dtype.name}")
         return _to_tensor(arrays[name], node.get("device"), map_location,
                           bool(node.get("requires_grad", False)))
+    if "__ndarray__" in node:
+        name = node["__ndarray__"]
+        if name not in arrays:
+            raise SerializationError(f"load: the structure references array {name!r}, which "
+                                     f"the file does not contain")
+        return arrays[name]
+    if "__npscalar__" in node:
+        try:
+            return np.dtype(node["dtype"]).type(_decode(node["__npscalar__"], arrays,
+                                                        map_location))
+        except (TypeError, ValueError) as exc:
+            raise SerializationError(f"load: bad NumPy scalar {node!r}: {exc}") from None
+    if "__dtype__" in node:
+        try:
+            return _dt.get_dtype(node["__dtype__"])
+        except TypeError:
+            raise SerializationError(f"load: unknown dtype {node['__dtype__']!r}") from None
+    if "__device__" in node:
+        return Device(node["__device__"])
+    if "__namespace__" in node:
+        return argparse.Namespace(**_decode(node["__namespace__"], arrays, map_location))
     if "__float__" in node:
         value = node["__float__"]
         if value not in ("inf", "-inf", "nan"):

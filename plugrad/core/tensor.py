@@ -11,17 +11,17 @@ import weakref
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core import printing
-from plugrad.core import grad_mode
-from plugrad.core.device import Device, get_default_device
+from plugrad.core import grad_mode, naming, printing
+from plugrad.core.device import Device, get_default_device, is_host
 from plugrad.core.registry import get_registry
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints as ``plugrad.Size([2, 3])``."""
+    """A tensor's shape: a tuple that prints as ``plugrad.Size([2, 3])`` (``torch.Size`` under
+    the torch alias)."""
 
     def __repr__(self) -> str:
-        return f"plugrad.Size({list(self)})"
+        return f"{naming.prefix}.Size({list(self)})"
 
     def numel(self) -> int:
         n = 1
@@ -149,7 +149,7 @@ class Tensor:
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if self.device.type != "cpu" and not force:
+        if self.device.type != "cpu" and not force and not is_host(self.device):
             raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
                             f"Tensor.cpu() to copy the tensor to host memory first.")
         return np.asarray(self._k.to_numpy(self._data))
@@ -371,10 +371,22 @@ class Tensor:
             return self.to(Device("cuda", device))
         return self.to(device)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
+        """No argument: PyTorch's legacy type name (``'torch.FloatTensor'`` under the torch
+        alias, ``'plugrad.FloatTensor'`` otherwise). With a dtype, a legacy type
+        (``torch.cuda.LongTensor``) or its name: this tensor converted to it."""
         if dtype is None:
-            return f"plugrad.{self.dtype.name}"
-        return self.to(_dt.get_dtype(dtype))
+            cuda = "cuda." if self.device.type == "cuda" else ""
+            return f"{naming.prefix}.{cuda}{_dt.LEGACY_NAMES[self.dtype]}"
+        legacy = getattr(dtype, "_legacy", None)
+        if legacy is None and isinstance(dtype, str):
+            legacy = _dt.parse_legacy_name(dtype)
+        if legacy is None:
+            return self.to(_dt.get_dtype(dtype))
+        target, cuda = legacy
+        if cuda != (self.device.type == "cuda"):
+            return self.to(target).to("cuda" if cuda else "cpu")
+        return self.to(target)
 
     def float(self): return self.to(_dt.float32)
     def double(self): return self.to(_dt.float64)

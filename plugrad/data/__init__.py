@@ -1,5 +1,6 @@
 """Datasets and loaders (``torch.utils.data``), also importable as ``plugrad.utils.data``."""
-from plugrad.data.collate import default_collate, default_convert
+from plugrad.data._utils.collate import default_collate, default_convert
+from plugrad.data._utils.worker import get_worker_info
 from plugrad.data.dataloader import DataLoader
 from plugrad.data.dataset import (ConcatDataset, Dataset, IterableDataset, Subset,
                                   TensorDataset, random_split)
@@ -9,4 +10,5 @@ from plugrad.data.sampler import (BatchSampler, RandomSampler, Sampler, Sequenti
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset",
            "random_split", "DataLoader", "default_collate", "default_convert", "Sampler",
-           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler", "DistributedSampler"]
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler",
+           "DistributedSampler", "get_worker_info"]

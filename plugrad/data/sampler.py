@@ -50,18 +50,33 @@ class RandomSampler(Sampler):
     def num_samples(self) -> int:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
+    _CHUNK = 32  # draws with replacement come in chunks, so num_samples may be huge
+
     def __iter__(self):
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:  # a private stream seeded from the global one, as PyTorch
+            seed = int(plugrad.randint(0, 2 ** 62, (1,), device="cpu").item())
+            generator = plugrad.Generator().manual_seed(seed)
         if self.replacement:
-            draws = plugrad.randint(0, n, (self.num_samples,), generator=self.generator)
-            return iter(draws.tolist())
-        full, rest = divmod(self.num_samples, n)
-        order = []
+            return self._with_replacement(n, generator)
+        return self._permutations(n, generator)
+
+    def _with_replacement(self, n, generator):
+        full, rest = divmod(self.num_samples, self._CHUNK)
         for _ in range(full):
-            order += plugrad.randperm(n, generator=self.generator).tolist()
+            yield from plugrad.randint(0, n, (self._CHUNK,), generator=generator,
+                                       device="cpu").tolist()
         if rest:
-            order += plugrad.randperm(n, generator=self.generator).tolist()[:rest]
-        return iter(order)
+            yield from plugrad.randint(0, n, (rest,), generator=generator,
+                                       device="cpu").tolist()
+
+    def _permutations(self, n, generator):
+        full, rest = divmod(self.num_samples, n)
+        for _ in range(full):
+            yield from plugrad.randperm(n, generator=generator, device="cpu").tolist()
+        if rest:
+            yield from plugrad.randperm(n, generator=generator, device="cpu").tolist()[:rest]
 
     def __len__(self) -> int:
         return self.num_samples

@@ -23,7 +23,7 @@ __all__ = ["linear", "bilinear", "conv1d", "conv2d", "unfold", "fold", "max_pool
            "embedding", "relu", "relu_", "leaky_relu", "gelu", "silu", "sigmoid", "tanh",
            "softmax", "log_softmax", "softplus", "pad", "one_hot", "normalize",
            "scaled_dot_product_attention", "elu", "hardtanh", "relu6", "mish", "softsign",
-           "glu", "logsigmoid", "causal_mask"] + list(_losses_all)
+           "glu", "logsigmoid", "causal_mask", "multi_head_attention_forward"] + list(_losses_all)
 
 
 # ====================================================================== activations
@@ -271,3 +271,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """Attention as in ``torch.nn.functional.scaled_dot_product_attention``; a boolean mask
     is True where attending is allowed, a float mask is added to the scores."""
     return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+
+
+# multi-head attention uses the functions above, so it is imported last
+from plugrad.nn.functional_attention import multi_head_attention_forward  # noqa: E402,F401

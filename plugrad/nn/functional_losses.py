@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import plugrad
+from plugrad.core import autocast as _ac
 from plugrad.core.ops import loss_ops as _ops
 from plugrad.core.ops.loss_ops import reduce_loss
 
@@ -48,12 +49,14 @@ def _pair(op: str, input, target):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _ac.active: input, target = _ac.autocast_args("mse_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = _pair("mse_loss", input, target)
     return reduce_loss((x - t).square(), reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    if _ac.active: input, target = _ac.autocast_args("l1_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = _pair("l1_loss", input, target)
     return reduce_loss((x - t).abs(), reduction)
@@ -68,6 +71,7 @@ def _piecewise(d, threshold: float, inner_scale: float, outer_scale: float):
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
                    beta: float = 1.0):
     """Quadratic below ``beta``, L1 above (L1 exactly when ``beta == 0``)."""
+    if _ac.active: input, target = _ac.autocast_args("smooth_l1_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
@@ -80,6 +84,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 def huber_loss(input, target, reduction="mean", delta: float = 1.0):
     """Smooth L1 scaled by ``delta``: quadratic below ``delta``, ``delta``-sloped above."""
+    if _ac.active: input, target = _ac.autocast_args("huber_loss", input, target)
     if delta <= 0:
         raise ValueError(f"huber_loss does not support non-positive values for delta, got "
                          f"{delta}.")
@@ -116,6 +121,7 @@ def _mean_over_weights(loss, w_elem, reduction: str):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
     """``-input[i, target[i]] * weight[target[i]]``: input holds log-probabilities."""
+    if _ac.active: input, target, weight = _ac.autocast_args("nll_loss", input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     x, t, unbatched = _batched("nll_loss", input, target, True)
@@ -134,6 +140,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     ``target`` holds class indices (N, d1, ...), or class probabilities of the input's
     shape (a floating tensor).
     """
+    if _ac.active: input, target, weight = _ac.autocast_args(
+        "cross_entropy", input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -175,6 +183,8 @@ def _soft_cross_entropy(x, target, weight, ignore_index, reduction, label_smooth
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):
     """BCE of probabilities ``input``; each log is clamped at -100, as in PyTorch."""
+    if _ac.active: input, target, weight = _ac.autocast_args(
+        "binary_cross_entropy", input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     return reduce_loss(_ops.binary_cross_entropy_elementwise(input, target, weight), reduction)
@@ -183,6 +193,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction: str = "mean", pos_weight=None):
     """BCE of ``sigmoid(input)``, computed stably from the logits (any magnitude)."""
+    if _ac.active: input, target, weight, pos_weight = _ac.autocast_args(
+        "binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     loss = _ops.binary_cross_entropy_with_logits_elementwise(input, target, weight, pos_weight)
@@ -193,6 +205,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
            log_target: bool = False):
     """``target * (log target - input)`` with ``input`` as log-probabilities (0 where the
     target is 0); ``reduction='batchmean'`` divides the sum by the batch size."""
+    if _ac.active: input, target = _ac.autocast_args("kl_div", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = _pair("kl_div", input, target)
     if log_target:

@@ -2,8 +2,10 @@
 from plugrad.optim import lr_scheduler
 from plugrad.optim.adagrad import Adagrad
 from plugrad.optim.adam import Adam, AdamW
+from plugrad.optim.lbfgs import LBFGS
 from plugrad.optim.optimizer import Optimizer
 from plugrad.optim.rmsprop import RMSprop
 from plugrad.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS",
+           "lr_scheduler"]

@@ -29,7 +29,7 @@ def selected_devices(config) -> list[str]:
     cached = getattr(config, "_plugrad_devices", None)
     if cached is not None:
         return cached
-    from plugrad.core.registry import get_registry
+    from plugrad.core.registry import BackendError, get_registry, probe_available
     reg = get_registry()
     reg.load_entry_points()
     names = config.getoption("plugrad_backend", default=None) or []
@@ -43,11 +43,17 @@ def selected_devices(config) -> list[str]:
             if dev is None:
                 known = ", ".join(f"{d} ({b.name})" for d, b in sorted(reg.backends.items()))
                 raise pytest.UsageError(f"--plugrad-backend {name!r}: no registered backend "
-                                        f"has that device type or name; registered: {known}")
+                                        f"has that device type or name; registered: {known}"
+                                        f"{reg.failure_note()}")
             backend = reg.backends[dev]
-            if not backend.is_available():
+            ok, reason, _ = probe_available(backend)
+            if not ok:
                 raise pytest.UsageError(f"--plugrad-backend {name!r}: backend {backend.name!r} "
-                                        f"is not available here: {backend.unavailable_reason()}")
+                                        f"is not available here: {reason}")
+            try:
+                reg.table(dev)
+            except BackendError as exc:
+                raise pytest.UsageError(f"--plugrad-backend {name!r}: {exc}") from None
             if dev not in out:
                 out.append(dev)
     config._plugrad_devices = out

@@ -67,7 +67,8 @@ def edge_pairs(dtype):
 def test_backend_implements_the_contract():
     assert not ReferenceBackend.__abstractmethods__
     assert (B.name, B.device_type, B.array_type) == ("reference", "ref", RefArray)
-    assert B.dtypes == {"bool", "int32", "int64", "float16", "float32", "float64"}
+    assert B.dtypes == {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32",
+                        "float64"}
     for name in required_primitives():
         assert getattr(ReferenceBackend, name) is not getattr(Backend, name)
 
@@ -1015,3 +1016,21 @@ def test_float16_arithmetic():
     check(B.mul(ref(a), 300.0), npx(np.multiply, a, np.float16(300.0)))  # overflows to inf
     check(B.exp(ref(a)), np.exp(a))
     check(B.sum(ref(a), (0,), False), a.astype("float64").sum(axis=0), "float16")
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16"])
+def test_small_integers_wrap_like_numpy(dtype):
+    """uint8/int8/int16 store modulo 2**bits, as NumPy does, in every primitive."""
+    info = np.iinfo(dtype)
+    x = np.array([info.min, info.max, 0, 1, info.max - 1], dtype=dtype)
+    y = np.array([1, 1, info.max, info.max, 2], dtype=dtype)
+    for op, fn in ((B.add, np.add), (B.sub, np.subtract), (B.mul, np.multiply)):
+        check(op(ref(x), ref(y)), fn(x, y))
+    check(B.neg(ref(x)), np.negative(x))
+    check(B.pow(ref(x), 3), x ** np.array(3, dtype))
+    check(B.sum(ref(x), None, False), np.add.reduce(x, dtype=dtype))
+    check(B.cumsum(ref(x), 0), np.cumsum(x, dtype=dtype))
+    check(B.astype(ref(np.array([300, -129, 70000], "int64")), dtype),
+          np.array([300, -129, 70000], "int64").astype(dtype))
+    check(B.astype(ref(np.array([2.7, -0.9, 100.5])), dtype),
+          np.array([2.7, -0.9, 100.5]).astype(dtype))

@@ -91,9 +91,9 @@ def test_tensor_refuses_unknown_dtype():
 
 
 def test_unsupported_dtype_names_op_and_backend():
-    with pytest.raises(DTypeError, match="zeros: dtype plugrad.uint8 is not supported by "
+    with pytest.raises(DTypeError, match="zeros: dtype plugrad.bfloat16 is not supported by "
                                          "backend 'reference' \\(device type 'ref'\\)"):
-        plugrad.zeros(2, dtype=plugrad.uint8, device="ref")
+        plugrad.zeros(2, dtype=plugrad.bfloat16, device="ref")
 
 
 # ---------------------------------------------------------------- from_numpy / as_tensor

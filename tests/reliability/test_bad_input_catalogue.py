@@ -126,9 +126,10 @@ CATALOGUE = [
          "pg.tensor([2], device=d) ** -1", pg.DTypeError,
          "pow: Integers to negative integer powers are not allowed."),
     Case("backend-dtype", "a dtype the backend does not support",
-         "pg.ones(2, dtype=pg.uint8, device=d)", pg.DTypeError,
-         "ones: dtype plugrad.uint8 is not supported by backend 'reference' (device type "
-         "'ref'); it supports bool, float16, float32, float64, int32, int64", ("ref",)),
+         "pg.ones(2, dtype=pg.bfloat16, device=d)", pg.DTypeError,
+         "ones: dtype plugrad.bfloat16 is not supported by backend 'reference' (device type "
+         "'ref'); it supports bool, float16, float32, float64, int16, int32, int64, int8, "
+         "uint8", ("ref",)),
     Case("unknown-dtype", "an unknown dtype name",
          "pg.ones(2, dtype='float128', device=d)", TypeError,
          "unknown dtype 'float128'; expected one of bool, uint8, int8, int16, int32, int64, "

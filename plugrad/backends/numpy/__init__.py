@@ -7,6 +7,7 @@ since ``np.errstate`` costs about 2 µs.
 """
 from __future__ import annotations
 
+import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
 
 from plugrad.backends.array_api import ArrayAPIBackend, _along_axis_key
@@ -14,6 +15,7 @@ from plugrad.backends.hooks import hookimpl
 
 _quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
 _F16 = np.dtype(np.float16)
+_BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
 _UPDATE_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
@@ -41,7 +43,7 @@ class NumPyBackend(ArrayAPIBackend):
     def __init__(self):
         super().__init__("numpy", "cpu", np, array_type=np.ndarray,
                          dtypes={"bool", "uint8", "int8", "int16", "int32", "int64",
-                                 "float16", "float32", "float64"})
+                                 "float16", "bfloat16", "float32", "float64"})
         self._xp = np
 
     @staticmethod
@@ -57,7 +59,8 @@ class NumPyBackend(ArrayAPIBackend):
         return np.array(a, dtype=dtype, copy=True)
 
     def to_numpy(self, x):
-        return np.asarray(x)
+        a = np.asarray(x)
+        return a.astype(np.float32) if a.dtype == _BF16 else a  # the host sees float32
 
     def full(self, shape, value, dtype, device):
         if not shape:  # np.full is Python code; a 0-d array (loss.backward()'s seed) needs none

@@ -22,7 +22,7 @@ from .array import (FLOAT_DTYPES, MANTISSA_BITS, RefArray, broadcast_shapes, bro
 
 __all__ = ["ReferenceBackend", "RefArray"]
 
-_INT_BITS = {"int32": 32, "int64": 64}
+_INT_BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
 def _is_scalar(v) -> bool:
@@ -68,7 +68,8 @@ class ReferenceBackend(Backend):
     name = "reference"
     device_type = "ref"
     array_type = RefArray
-    dtypes = frozenset({"bool", "int32", "int64", "float16", "float32", "float64"})
+    dtypes = frozenset({"bool", "uint8", "int8", "int16", "int32", "int64", "float16",
+                        "float32", "float64"})
 
     def __init__(self):
         self._rng = random.Random(0)

@@ -10,7 +10,7 @@ import math
 import struct
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
-INT_DTYPES = ("int32", "int64")
+INT_DTYPES = ("uint8", "int8", "int16", "int32", "int64")
 
 #: Significand bits (including the implicit one) of each floating dtype.
 MANTISSA_BITS = {"float16": 11, "float32": 24, "float64": 53}
@@ -28,13 +28,14 @@ def _float_caster(fmt: str):
     return cast
 
 
-def _int_caster(bits: int):
-    """Convert to a two's complement integer of ``bits`` bits, wrapping like NumPy.
+def _int_caster(bits: int, signed: bool = True):
+    """Convert to an integer of ``bits`` bits (two's complement when ``signed``), wrapping
+    modulo ``2**bits`` like NumPy.
 
     Floats truncate toward zero; a non-finite float (undefined in C) becomes the minimum
     value, which is what NumPy gives on x86.
     """
-    low, span = -(1 << (bits - 1)), 1 << bits
+    low, span = -(1 << (bits - 1)) if signed else 0, 1 << bits
 
     def cast(v):
         if isinstance(v, float):
@@ -48,6 +49,9 @@ def _int_caster(bits: int):
 #: One scalar conversion per dtype name: any Python number in, the stored value out.
 CASTS = {
     "bool": lambda v: v != 0,          # NaN != 0, so NaN is True as in NumPy
+    "uint8": _int_caster(8, signed=False),
+    "int8": _int_caster(8),
+    "int16": _int_caster(16),
     "int32": _int_caster(32),
     "int64": _int_caster(64),
     "float16": _float_caster("e"),

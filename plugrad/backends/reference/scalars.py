@@ -103,7 +103,7 @@ def fpow(a: float, b: float) -> float:
 
 
 def ipow(a: int, b: int, bits: int) -> int:
-    """``a ** b`` modulo ``2**bits`` (the store wraps it to signed); ``0 ** 0 == 1``."""
+    """``a ** b`` modulo ``2**bits`` (the store wraps it to the dtype); ``0 ** 0 == 1``."""
     return pow(a, b, 1 << bits)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from plugrad.core import autocast as _ac
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
@@ -79,11 +80,13 @@ def _softmax_like(name, node_cls, x, dim, dtype):
 
 @op("softmax", method="softmax")
 def softmax(x, dim=None, dtype=None):
+    if _ac.active: x, = _ac.autocast_args("softmax", x, out_dtype=dtype)
     return _softmax_like("softmax", SoftmaxBackward0, x, dim, dtype)
 
 
 @op("log_softmax", method="log_softmax")
 def log_softmax(x, dim=None, dtype=None):
+    if _ac.active: x, = _ac.autocast_args("log_softmax", x, out_dtype=dtype)
     return _softmax_like("log_softmax", LogSoftmaxBackward0, x, dim, dtype)
 
 

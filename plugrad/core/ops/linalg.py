@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from plugrad.core import autocast as _ac
 from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record
@@ -110,6 +111,7 @@ def _check_ndim(name, a, b, na, nb):
 
 @op("matmul", method="matmul", dunder="__matmul__", augmented="__imatmul__")
 def matmul(a, b):
+    if _ac.active: a, b = _ac.autocast_args("matmul", a, b)
     return _product("matmul", a, b)
 
 
@@ -120,12 +122,14 @@ def rmatmul(a, b):
 
 @op("mm", method="mm")
 def mm(a, b):
+    if _ac.active: a, b = _ac.autocast_args("mm", a, b)
     _check_ndim("mm", a, b, 2, 2)
     return _product("mm", a, b)
 
 
 @op("bmm", method="bmm")
 def bmm(a, b):
+    if _ac.active: a, b = _ac.autocast_args("bmm", a, b)
     _check_ndim("bmm", a, b, 3, 3)
     if a.shape[0] != b.shape[0]:
         raise ShapeError(f"bmm: batch sizes differ: shapes {shape_str(a.shape)} and "
@@ -153,6 +157,7 @@ def outer(a, b):
 
 @op("addmm", method="addmm")
 def addmm(bias, a, b, *, beta=1, alpha=1):
+    if _ac.active: bias, a, b = _ac.autocast_args("addmm", bias, a, b)
     out = matmul(a, b)
     if alpha != 1:
         out = out * alpha
@@ -161,6 +166,7 @@ def addmm(bias, a, b, *, beta=1, alpha=1):
 
 @op("baddbmm", method="baddbmm")
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
+    if _ac.active: bias, a, b = _ac.autocast_args("baddbmm", bias, a, b)
     return addmm(bias, a, b, beta=beta, alpha=alpha)
 
 

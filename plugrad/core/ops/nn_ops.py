@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from plugrad.core import dtypes as _dt
+from plugrad.core import autocast as _ac
 from plugrad.core.autograd.node import Node
 from plugrad.core.ops import indexing as I
 from plugrad.core.ops import linalg as L
@@ -140,6 +141,7 @@ class LinearBackward0(Node):
 
 def linear(x, weight, bias=None):
     """``x @ weight.T + bias`` as one node (backward: ``g @ w``, ``g.T @ x``, ``g.sum(0)``)."""
+    if _ac.active: x, weight, bias = _ac.autocast_args("linear", x, weight, bias)
     _tensor_args("linear", x, weight, bias)
     xs, ws = x._data.shape, weight._data.shape
     if not xs or len(ws) != 2 or xs[-1] != ws[1]:
@@ -267,6 +269,7 @@ def _conv_grad_weight(g, x, wshape, stride, padding, dilation, groups):
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation, PyTorch's ``F.conv2d`` (``padding`` may be 'same'/'valid')."""
+    if _ac.active: x, weight, bias = _ac.autocast_args("conv2d", x, weight, bias)
     op = "conv2d"
     _tensor_args(op, x, weight, bias)
     if weight.ndim != 4:
@@ -301,6 +304,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D cross-correlation as a 2-D one over a height of 1."""
+    if _ac.active: x, weight, bias = _ac.autocast_args("conv1d", x, weight, bias)
     op = "conv1d"
     _tensor_args(op, x, weight, bias)
     if weight.ndim != 3:

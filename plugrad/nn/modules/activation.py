@@ -124,3 +124,7 @@ class LogSoftmax(_DimModule):
 
     def forward(self, x):
         return F.log_softmax(x, self.dim)
+
+
+# PyTorch keeps MultiheadAttention in torch.nn.modules.activation; importers find it here too.
+from plugrad.nn.modules.attention import MultiheadAttention  # noqa: E402,F401

@@ -5,6 +5,10 @@ never raise: without CuPy or a GPU they answer ``False`` / ``0``.
 """
 from __future__ import annotations
 
+from plugrad.legacy import _CUDA
+
+globals().update(_CUDA)  # torch.cuda.FloatTensor, ...: the legacy CUDA tensor types
+
 
 def _backend():
     from plugrad.core.registry import get_registry
@@ -123,3 +127,19 @@ def get_device_name(device=None) -> str:
     b = _require()
     name = b.cp.cuda.runtime.getDeviceProperties(_index(device, b))["name"]
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether bfloat16 works on the current CUDA device (False without CUDA)."""
+    return is_available() and "bfloat16" in _backend().dtypes
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Accepted (CuPy's pool keeps no peak counter to reset)."""
+
+
+def __getattr__(name):
+    if name == "amp":  # ``torch.cuda.amp``: imported on first use
+        import importlib
+        return importlib.import_module("plugrad.cuda.amp")
+    raise AttributeError(f"module 'plugrad.cuda' has no attribute {name!r}")

@@ -1,0 +1,1 @@
+"""Holds the ``sitecustomize`` that installs the torch alias in child processes."""

@@ -1,0 +1,98 @@
+"""PyTorch's legacy tensor types: ``torch.FloatTensor``, ``torch.cuda.LongTensor``, ...
+
+Older tutorials build tensors with them (``torch.LongTensor([1, 2])``,
+``torch.FloatTensor(3, 4)``), test ``isinstance(x, torch.FloatTensor)`` and convert with
+``x.type(torch.FloatTensor)``. As in PyTorch each is a class of its own, not a subclass of
+``Tensor``: calling it returns a plain :class:`plugrad.Tensor` of its dtype, and
+``isinstance`` asks for that dtype on a CUDA device (``cuda.*``) or any other (the rest).
+A CPU type builds on the default device unless that is ``cuda``, where ``cpu`` is used.
+"""
+from __future__ import annotations
+
+from plugrad.core import dtypes as _dt
+from plugrad.core import naming
+from plugrad.core.device import Device, get_default_device
+from plugrad.core.tensor import Size, Tensor
+
+
+class _LegacyType(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return (isinstance(obj, Tensor) and obj.dtype is cls.dtype
+                and (obj.device.type == "cuda") == cls.is_cuda)
+
+    def __repr__(cls) -> str:
+        return f"<class '{naming.prefix}.{'cuda.' if cls.is_cuda else ''}{cls.__name__}'>"
+
+
+class _LegacyTensor(metaclass=_LegacyType):
+    dtype = None
+    is_cuda = False
+    _legacy = None
+
+    def __new__(cls, *args, device=None):
+        from plugrad.core.factories import empty, tensor
+        if device is None:
+            device = "cuda" if cls.is_cuda else get_default_device()
+            if not cls.is_cuda and Device(device).type == "cuda":
+                device = "cpu"
+        if not args:
+            return empty(0, dtype=cls.dtype, device=device)
+        if len(args) == 1 and isinstance(args[0], Size):
+            return empty(*args[0], dtype=cls.dtype, device=device)
+        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            return empty(*args, dtype=cls.dtype, device=device)
+        if len(args) > 1:
+            raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of "
+                            f"data, got {len(args)} arguments")
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype is not cls.dtype:
+                raise TypeError(f"{cls.__name__}(): expected a tensor of dtype {cls.dtype}, "
+                                f"got {data.dtype}; convert with .type({cls.__name__}) or "
+                                f".to({cls.dtype})")
+            return data.detach()
+        return tensor(data, dtype=cls.dtype, device=device)
+
+
+def _make(dtype, cuda: bool):
+    name = _dt.LEGACY_NAMES[dtype]
+    return _LegacyType(name, (_LegacyTensor,), {
+        "dtype": dtype, "is_cuda": cuda, "_legacy": (dtype, cuda),
+        "__module__": "plugrad.cuda" if cuda else "plugrad",
+        "__doc__": f"Legacy constructor and type of {'CUDA ' if cuda else ''}{dtype} tensors."})
+
+
+_CPU = {name: _make(d, False) for d, name in _dt.LEGACY_NAMES.items()}
+_CUDA = {name: _make(d, True) for d, name in _dt.LEGACY_NAMES.items()}
+
+FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor = (
+    _CPU["FloatTensor"], _CPU["DoubleTensor"], _CPU["HalfTensor"], _CPU["BFloat16Tensor"])
+LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor = (
+    _CPU["LongTensor"], _CPU["IntTensor"], _CPU["ShortTensor"], _CPU["CharTensor"],
+    _CPU["ByteTensor"], _CPU["BoolTensor"])
+
+__all__ = list(_CPU)
+
+
+class _VariableType(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """``torch.autograd.Variable`` (merged into Tensor in PyTorch 0.4): ``Variable(t)`` is
+    a new leaf sharing ``t``'s values, requiring grad if asked; every tensor is an
+    instance."""
+
+    def __new__(cls, data, requires_grad: bool = False, volatile: bool = False):
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type(data).__name__}")
+        if volatile:
+            import warnings
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+        out = data.detach()
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
