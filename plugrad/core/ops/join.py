@@ -151,6 +151,8 @@ class SplitBackward0(Node):
     _is_view = True
 
     def grad(self, F, g):
+        if self.n_outputs == 1:  # a single piece: the engine hands its gradient bare
+            return (g,)
         pieces = []
         for gi, size in zip(g, self.sizes):
             if gi is None:
