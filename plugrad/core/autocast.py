@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 
 from plugrad.core import dtypes as _dt
+from plugrad.core.errors import DTypeError
 
 LOWER_PRECISION = {
     "cuda": frozenset({
@@ -129,7 +130,6 @@ def _cast(op: str, t, dtype):
     if not _eligible(t) or t.dtype is dtype:
         return t
     if dtype.name not in t._k.dtypes:
-        from plugrad.core.ops._base import DTypeError
         raise DTypeError(f"{op} under autocast: the {t.device} backend {t._k.name!r} cannot "
                          f"hold {dtype}; it supports {', '.join(sorted(t._k.dtypes))}. Pass "
                          f"another dtype to autocast (e.g. dtype=torch.float16)")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import threading
 
+from plugrad.core.registry import BackendError, get_registry
+
 
 class Device:
     """Where a tensor lives: a device type (served by one backend) and an optional index."""
@@ -102,7 +104,6 @@ _default = _DefaultDevice()
 
 def _check_served(dev: Device, op: str) -> Device:
     """Fail now, naming ``op``, if no backend can serve ``dev`` (rather than at first use)."""
-    from plugrad.core.registry import BackendError, get_registry
     try:
         get_registry().table(dev.type)
     except BackendError as exc:

@@ -10,7 +10,8 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device, get_default_device
 from plugrad.core.errors import check_dtype_supported
-from plugrad.core.tensor import Tensor, _wrap, table_for
+from plugrad.core.registry import BackendError
+from plugrad.core.tensor import Tensor, _adopt, _wrap, table_for
 
 
 def resolve_device(device) -> Device:
@@ -29,7 +30,6 @@ def with_index(dev: Device) -> Device:
     if dev.index is not None:
         count = table_for(dev).device_count
         if not 0 <= dev.index < count:
-            from plugrad.core.registry import BackendError
             raise BackendError(f"device '{dev}': index {dev.index} is out of range; backend "
                                f"{table_for(dev).name!r} has {count} {dev.type} device"
                                f"{'s' if count != 1 else ''} (indices 0..{count - 1})")
@@ -226,8 +226,12 @@ def _into(out, result: Tensor) -> Tensor:
     if out.shape != result.shape:
         raise ValueError(f"out= has shape {list(out.shape)} but the result has shape "
                          f"{list(result.shape)}")
-    from plugrad.core.ops.inplace import copy_
-    return copy_(out, result)
+    k = out._k
+    data = result._data if result.dtype is out.dtype else k.astype(result._data,
+                                                                  out.dtype.name)
+    out._data = k.assign(out._data, (), data)
+    out._vc[0] += 1
+    return out
 
 
 def _default(dtype):
@@ -362,3 +366,13 @@ def from_dlpack(obj) -> Tensor:
     if dev.type == "cpu" and k.backend.array_type is not np.ndarray:
         data = k.from_numpy(data, dt.name, None)
     return _wrap(data, dt, dev, k)
+
+
+def legacy_init(self, *args, dtype=None, device=None):
+    """``Tensor(data)`` or ``Tensor(*sizes)``: PyTorch's legacy constructor, a float tensor
+    (bound as ``Tensor.__init__`` by :mod:`plugrad.core.methods`)."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        src = tensor(args[0], dtype=dtype or _dt.get_default_dtype(), device=device)
+    else:
+        src = empty(*args, dtype=dtype, device=device)
+    _adopt(self, src)

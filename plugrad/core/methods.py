@@ -7,6 +7,7 @@ listed by hand.
 from __future__ import annotations
 
 from plugrad.core import factories, random
+from plugrad.core.autograd import tensor_api
 from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
 from plugrad.core.ops import (activation, binary, compare, conversion, extrema,  # noqa: F401
                               indexing, inplace, join, linalg, movement, reduction, select,
@@ -29,8 +30,8 @@ def _new_factory(fn):
 _METHODS = {
     # in place
     "zero_": inplace.zero_, "fill_": inplace.fill_, "copy_": inplace.copy_,
-    "uniform_": random.uniform_, "normal_": random.normal_, "bernoulli_": random.bernoulli_,
-    "exponential_": random.exponential_, "random_": random.random_,
+    "uniform_": inplace.uniform_, "normal_": inplace.normal_, "bernoulli_": inplace.bernoulli_,
+    "exponential_": inplace.exponential_, "random_": inplace.random_,
     # not ops: Python values
     "allclose": compare.allclose, "equal": compare.equal,
     # factories from a tensor
@@ -70,7 +71,22 @@ def _bind_declared() -> None:
                 setattr(Tensor, name, inplace._unary_inplace(name, d.fn))
 
 
+def _bind_entry_points() -> None:
+    """What a Tensor does that is not an op: moves and casts, autograd entry points, the
+    legacy constructor."""
+    for name in ("to", "cpu", "cuda"):
+        setattr(Tensor, name, getattr(conversion, name))
+    Tensor.type = conversion.type_
+    for name, fn in conversion.CAST_METHODS.items():
+        setattr(Tensor, name, fn)
+    for name in ("backward", "register_hook", "retain_grad"):
+        setattr(Tensor, name, getattr(tensor_api, name))
+    Tensor._add_node_hook = tensor_api.add_node_hook
+    Tensor.__init__ = factories.legacy_init
+
+
 def _bind() -> None:
+    _bind_entry_points()
     _bind_declared()
     for name, fn in _METHODS.items():
         setattr(Tensor, name, fn)

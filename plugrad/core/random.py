@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.ops._base import check_dtype_supported
+from plugrad.core import registry
+from plugrad.core.errors import check_dtype_supported
+from plugrad.core.factories import _sizes, resolve_device, tensor
+from plugrad.core.registry import get_registry
 from plugrad.core.tensor import Tensor, _wrap, table_for
 
 def _fresh_seed() -> int:
@@ -31,13 +34,15 @@ def seed_backend(backend) -> None:
     backend.seed(_seed)
 
 
+registry.first_use_hooks.append(seed_backend)
+
+
 def manual_seed(seed: int):
     """Seed every backend's generator and the host generator."""
     global _seed, _host
     seed = int(seed)
     _seed = seed
     _host = np.random.default_rng(seed)
-    from plugrad.core.registry import get_registry
     for backend in list(get_registry().seeded.values()):  # the rest start from _seed on first use
         backend.seed(seed)
     return default_generator
@@ -102,7 +107,6 @@ def host_rng(generator: Generator | None):
 
 
 def _sample(kind, size, dtype, device, requires_grad, generator):
-    from plugrad.core.factories import _sizes, resolve_device
     shape = _sizes(size)
     dt = _dt.get_dtype(dtype) if dtype is not None else _dt.get_default_dtype()
     if not dt.is_floating_point:
@@ -164,7 +168,6 @@ def randint_like(t, low, high=None, *, dtype=None) -> Tensor:
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     """A random permutation of ``0..n-1``, drawn on the host generator."""
-    from plugrad.core.factories import tensor
     perm = host_rng(generator).permutation(int(n))
     return tensor(perm, dtype=dtype or _dt.int64, device=device)
 
@@ -221,42 +224,5 @@ def multinomial(probs, num_samples: int, replacement: bool = False, *, generator
                     generator=generator).clamp(min=1e-300).log()).log()
         keys = p.log() + g
         order = np.argsort(-np.asarray(keys), axis=-1, kind="stable")[:, :num_samples]
-        from plugrad.core.factories import tensor
         idx = tensor(order, device=p.device)
     return idx.reshape(-1) if squeeze else idx
-
-
-def uniform_(t, a=0.0, b=1.0, *, generator=None):
-    sample = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
-    return _fill_inplace(t, sample * (b - a) + a)
-
-
-def normal_(t, mean=0.0, std=1.0, *, generator=None):
-    sample = randn(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
-    return _fill_inplace(t, sample * std + mean)
-
-
-def bernoulli_(t, p=0.5, *, generator=None):
-    sample = rand(tuple(t.shape), dtype=_dt.float32, device=t.device, generator=generator)
-    return _fill_inplace(t, (sample < p).to(t.dtype))
-
-
-def exponential_(t, lambd=1.0, *, generator=None):
-    u = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
-    return _fill_inplace(t, -(1.0 - u).log() / lambd)
-
-
-def random_(t, low=0, high=None, *, generator=None):
-    if high is None:
-        low, high = 0, low if low else 2 ** 24
-    return _fill_inplace(t, randint(low, high, tuple(t.shape), device=t.device,
-                                    generator=generator).to(t.dtype))
-
-
-def _fill_inplace(t, values):
-    from plugrad.core.grad_mode import no_grad
-    from plugrad.core.ops.inplace import copy_
-    if t._rg and t.grad_fn is None:
-        with no_grad():
-            return copy_(t, values)
-    return copy_(t, values.detach())

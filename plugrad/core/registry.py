@@ -20,6 +20,11 @@ BUILTIN_PLUGINS = ("plugrad.backends.numpy", "plugrad.backends.reference",
                    "plugrad.backends.cupy")
 
 
+#: Called with each backend the first time its kernel table is built (``plugrad.core.random``
+#: seeds it from the global seed), so the registry needs nothing from the floors above it.
+first_use_hooks: list = []
+
+
 class BackendError(RuntimeError):
     """A backend could not be registered or used."""
 
@@ -227,8 +232,8 @@ class Registry:
         table = KernelTable(backend, self._contributions(backend))
         if self.seeded.get(device_type) is not backend:  # only on first use, never on rebuilds
             _check_host_transfer(backend)
-            from plugrad.core import random as _random
-            _random.seed_backend(backend)
+            for hook in first_use_hooks:  # random numbers: start from the global seed
+                hook(backend)
             self.seeded[device_type] = backend
         table.device_count = _device_count(backend)
         self._tables[device_type] = table

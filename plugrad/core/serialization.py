@@ -16,6 +16,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device
+from plugrad.core.factories import tensor
 from plugrad.core.tensor import Tensor
 
 STRUCTURE_KEY = "plugrad.structure"
@@ -293,7 +294,6 @@ def _target_device(saved, map_location):
 
 
 def _to_tensor(arr, saved_device, map_location, requires_grad):
-    from plugrad.core.factories import tensor
     device = _target_device(saved_device, map_location)
     if device is None:  # callable map_location: build on the host, let it move the tensor
         t = tensor(arr, device="cpu")

@@ -1,12 +1,14 @@
 """The Tensor: a backend array plus dtype, device and autograd state.
 
-Math methods and operators are attached by :mod:`plugrad.core.methods`; this module keeps
-what a tensor *is*: its state, conversions, printing, device moves and autograd entry points.
+This module keeps what a tensor *is*: its state, host conversions and printing. What it
+*does* is bound by :mod:`plugrad.core.methods` from the floors above: the ops, device and
+dtype moves (``to``, ``float``, ...: ``ops/conversion.py``), the autograd entry points
+(``backward``, hooks: ``autograd/tensor_api.py``) and the legacy constructor
+(``factories.py``).
 """
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 
@@ -49,15 +51,6 @@ class Tensor:
                  "_output_nr", "_accum", "_hooks", "_retains_grad", "__dict__", "__weakref__")
 
     __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to us
-
-    def __init__(self, *args, dtype=None, device=None):
-        """Legacy constructor: ``Tensor(data)`` or ``Tensor(*sizes)`` gives a float tensor."""
-        from plugrad.core.factories import empty, tensor
-        if len(args) == 1 and not isinstance(args[0], int):
-            src = tensor(args[0], dtype=dtype or _dt.get_default_dtype(), device=device)
-        else:
-            src = empty(*args, dtype=dtype, device=device)
-        _adopt(self, src)
 
     # ------------------------------------------------------------------ basics
     @property
@@ -237,60 +230,6 @@ class Tensor:
     def retains_grad(self) -> bool:
         return self._retains_grad
 
-    def retain_grad(self) -> None:
-        """Keep ``.grad`` of this non-leaf tensor after backward."""
-        if self.grad_fn is None:
-            if not self._rg:
-                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-            return
-        if self._retains_grad:
-            return
-        self._retains_grad = True
-        ref = weakref.ref(self)
-
-        def keep(grad):
-            t = ref()
-            if t is not None:
-                g = grad.detach()
-                t._grad = g.clone() if t._grad is None else t._grad + g
-        self._add_node_hook(keep)
-
-    def register_hook(self, hook):
-        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a
-        replacement gradient."""
-        if not self._rg:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
-                               "gradient")
-        from plugrad.core.autograd.node import _Handle
-        if self.grad_fn is None:
-            if self._hooks is None:
-                self._hooks = []
-            self._hooks.append(hook)
-            return _Handle(self._hooks, hook)
-        return self._add_node_hook(hook)
-
-    def _add_node_hook(self, hook):
-        from plugrad.core.autograd.node import _Handle
-        node = self.grad_fn
-        node.special = True
-        if node.pre_hooks is None:
-            node.pre_hooks = {}
-        hooks = node.pre_hooks.setdefault(self._output_nr, [])
-        hooks.append(hook)
-        return _Handle(hooks, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
-        if (gradient is None and inputs is None and self.grad_fn is not None
-                and (not self._data.shape or self.numel() == 1)):
-            # the usual `loss.backward()`: skip the general checks
-            _engine().backward_scalar(self, bool(
-                create_graph if retain_graph is None else retain_graph), create_graph)
-            return
-        from plugrad.core.autograd import functional
-        functional.backward(self, gradient, retain_graph=retain_graph,
-                            create_graph=create_graph, inputs=inputs)
-
     @property
     def _version(self) -> int:
         return self._vc[0]
@@ -332,71 +271,6 @@ class Tensor:
         self._vc[0] += 1
         return self
 
-    # ------------------------------------------------------------------ moving
-    def to(self, *args, **kwargs) -> Tensor:
-        """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``copy=`` and
-        ``non_blocking=`` are accepted."""
-        device = kwargs.pop("device", None)
-        dtype = kwargs.pop("dtype", None)
-        copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
-        if kwargs:
-            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                device, dtype = a.device, a.dtype
-            elif isinstance(a, (Device, str)) and not _looks_like_dtype(a):
-                device = a
-            elif a is not None:
-                dtype = a
-        from plugrad.core.ops import conversion
-        out = self
-        if dtype is not None:
-            out = conversion.to_dtype(out, _dt.get_dtype(dtype))
-        if device is not None:
-            from plugrad.core.factories import with_index
-            out = conversion.to_device(out, with_index(Device(device)))
-        if copy and out is self:
-            out = self.clone()
-        return out
-
-    def cpu(self) -> Tensor:
-        return self.to("cpu")
-
-    def cuda(self, device=None, non_blocking: bool = False) -> Tensor:
-        if device is None:
-            return self.to("cuda")
-        if isinstance(device, int):
-            return self.to(Device("cuda", device))
-        return self.to(device)
-
-    def type(self, dtype=None, non_blocking: bool = False, **kwargs):
-        """No argument: PyTorch's legacy type name (``'torch.FloatTensor'`` under the torch
-        alias, ``'plugrad.FloatTensor'`` otherwise). With a dtype, a legacy type
-        (``torch.cuda.LongTensor``) or its name: this tensor converted to it."""
-        if dtype is None:
-            cuda = "cuda." if self.device.type == "cuda" else ""
-            return f"{naming.prefix}.{cuda}{_dt.LEGACY_NAMES[self.dtype]}"
-        legacy = getattr(dtype, "_legacy", None)
-        if legacy is None and isinstance(dtype, str):
-            legacy = _dt.parse_legacy_name(dtype)
-        if legacy is None:
-            return self.to(_dt.get_dtype(dtype))
-        target, cuda = legacy
-        if cuda != (self.device.type == "cuda"):
-            return self.to(target).to("cuda" if cuda else "cpu")
-        return self.to(target)
-
-    def float(self): return self.to(_dt.float32)
-    def double(self): return self.to(_dt.float64)
-    def half(self): return self.to(_dt.float16)
-    def long(self): return self.to(_dt.int64)
-    def int(self): return self.to(_dt.int32)
-    def short(self): return self.to(_dt.int16)
-    def bool(self): return self.to(_dt.bool_)
-    def byte(self): return self.to(_dt.uint8)
-
     def __dlpack__(self, *, stream=None, **kwargs):
         """Export through DLPack: zero-copy for NumPy and CuPy arrays; backends whose arrays
         do not speak DLPack export a host copy."""
@@ -430,28 +304,6 @@ class Tensor:
             setattr(out, key, copy.deepcopy(value, memo))
         memo[id(self)] = out
         return out
-
-
-_engine_module = None
-
-
-def _engine():
-    """The autograd engine module (imported on first backward: it imports this module)."""
-    global _engine_module
-    if _engine_module is None:
-        from plugrad.core.autograd import engine
-        _engine_module = engine
-    return _engine_module
-
-
-def _looks_like_dtype(spec) -> bool:
-    if isinstance(spec, str):
-        try:
-            _dt.get_dtype(spec)
-            return True
-        except TypeError:
-            return False
-    return False
 
 
 _new = object.__new__

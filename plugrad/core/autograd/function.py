@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 from plugrad.core import grad_mode
+from plugrad.core.autograd import engine
+from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record
+from plugrad.core.tensor import Tensor, _wrap, table_for
 
 
 class FunctionCtx:
@@ -15,7 +19,6 @@ class FunctionCtx:
         self._non_differentiable = set()
 
     def save_for_backward(self, *tensors):
-        from plugrad.core.tensor import Tensor
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save tensors (or None), but "
@@ -64,8 +67,6 @@ class BackwardCFunction(Node):
     def _checked(self, i, g):
         """Gradient ``i`` fitted to its input: summed over broadcast dims, cast to its dtype;
         anything else is the Function's bug and is named as such."""
-        from plugrad.core.ops._base import sum_to
-        from plugrad.core.tensor import Tensor
         meta = self.in_meta[i]
         if g is None:
             return None
@@ -82,7 +83,7 @@ class BackwardCFunction(Node):
                 raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
                                    f"index {i} - got {list(g.shape)} but expected shape "
                                    f"compatible with {list(shape)}")
-            g = sum_to(g, shape)
+            g = sum_to(engine.tensor_ops_for(g._k), g, shape)
         return g if g.dtype is dtype else g.to(dtype)
 
 
@@ -91,8 +92,8 @@ def _zeros_for(meta):
     shape, dtype, device = meta
     if dtype is None:
         return None
-    from plugrad.core.factories import zeros
-    return zeros(shape, dtype=dtype, device=device)
+    k = table_for(device)
+    return _wrap(k.full(tuple(shape), 0, dtype.name, device.index), dtype, device, k)
 
 
 def _expandable(shape, target) -> bool:
@@ -125,7 +126,6 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args):
-        from plugrad.core.tensor import Tensor
         ctx = FunctionCtx()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
@@ -145,8 +145,6 @@ class Function(metaclass=FunctionMeta):
 def _record(cls, ctx, args, tensor_args, outs):
     """Attach a node for ``cls`` to the differentiable outputs; return the outputs (an output
     that is an input, or already in a graph, is replaced by an alias)."""
-    from plugrad.core.ops._base import attach
-    from plugrad.core.tensor import Tensor
     node = BackwardCFunction()
     node.fn_cls = cls
     node.ctx = ctx
@@ -158,6 +156,7 @@ def _record(cls, ctx, args, tensor_args, outs):
     node.out_meta = tuple((tuple(o.shape), o.dtype, o.device) if isinstance(o, Tensor)
                           else ((), None, None) for o in outs)
     fresh = []
+    first = True
     for nr, o in enumerate(outs):
         if not isinstance(o, Tensor):
             fresh.append(o)
@@ -166,7 +165,12 @@ def _record(cls, ctx, args, tensor_args, outs):
         if any(o is t for t in tensor_args) or o.grad_fn is not None or o._rg:
             o = o._alias()
         if differentiable:
-            attach(o, node, args)
+            if first:  # edges, place in time and device come with the first output
+                record(o, node, args)
+                node.saved = ctx._saved
+                first = False
+            else:
+                o.grad_fn, o._rg = node, True
             o._output_nr = nr
         fresh.append(o)
     return tuple(fresh)

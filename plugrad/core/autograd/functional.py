@@ -1,11 +1,20 @@
 """``backward`` and ``grad``: argument checks in front of the engine."""
 from __future__ import annotations
 
+import numpy as np
+
 from plugrad.core.autograd.engine import run_backward
+from plugrad.core.tensor import Tensor, _wrap
+
+
+def _filled(like, value):
+    """A tensor of ``like``'s shape, dtype and device filled with ``value``."""
+    k = like._k
+    return _wrap(k.full(like._data.shape, value, like.dtype.name, like.device.index),
+                 like.dtype, like.device, k)
 
 
 def _root_grads(outputs, grad_outputs, op):
-    from plugrad.core.factories import ones_like
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
@@ -17,12 +26,12 @@ def _root_grads(outputs, grad_outputs, op):
             if not out.dtype.is_floating_point:
                 raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                    f"outputs but got {out.dtype}")
-            g = ones_like(out)
+            g = _filled(out, 1)
         else:
-            from plugrad.core.tensor import Tensor
             if not isinstance(g, Tensor):
-                from plugrad.core.factories import tensor
-                g = tensor(g, dtype=out.dtype, device=out.device)
+                arr = np.asarray(g, dtype=out.dtype.to_numpy())
+                g = _wrap(out._k.from_numpy(arr, out.dtype.name, out.device.index), out.dtype,
+                          out.device, out._k)
             if tuple(g.shape) != tuple(out.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{list(g.shape)} and output[{i}] has a shape of "
@@ -35,7 +44,6 @@ def _root_grads(outputs, grad_outputs, op):
 
 
 def _as_tuple(x):
-    from plugrad.core.tensor import Tensor
     if x is None:
         return None
     return (x,) if isinstance(x, Tensor) else tuple(x)
@@ -72,8 +80,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, (t, g) in enumerate(zip(inputs, result)):
         if g is None:
             if materialize_grads:
-                from plugrad.core.factories import zeros_like
-                g = zeros_like(t)
+                g = _filled(t, 0)
             elif not allow_unused:
                 raise RuntimeError(f"One of the differentiated Tensors (input {i}) appears to "
                                    f"not have been used in the graph. Set allow_unused=True if "

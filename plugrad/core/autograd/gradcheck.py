@@ -12,7 +12,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.functional import grad as _grad
-from plugrad.core.tensor import Tensor
+from plugrad.core.tensor import Tensor, _wrap
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -33,8 +33,10 @@ def _host(t: Tensor) -> np.ndarray:
 
 def _on(values: np.ndarray, like: Tensor, requires_grad: bool = False) -> Tensor:
     """``values`` as a new leaf of ``like``'s dtype on ``like``'s device."""
-    from plugrad.core.factories import tensor
-    return tensor(values, dtype=like.dtype, device=like.device, requires_grad=requires_grad)
+    k = like._k
+    arr = np.asarray(values, dtype=like.dtype.to_numpy())
+    t = _wrap(k.from_numpy(arr, like.dtype.name, like.device.index), like.dtype, like.device, k)
+    return t.requires_grad_(requires_grad) if requires_grad else t
 
 
 def _differentiable(inputs: tuple) -> list[int]:

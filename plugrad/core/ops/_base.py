@@ -13,6 +13,7 @@ from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import _sequence
 from plugrad.core.tensor import Tensor, _wrap, table_for
 from plugrad.core.device import get_default_device
+from plugrad.core.factories import tensor
 from plugrad.core.errors import (DeviceError, DTypeError, OpError, ShapeError,  # noqa: F401
                                  broadcast_shapes, check_device, check_dtype_supported,
                                  kernel_error, shape_str)
@@ -77,7 +78,6 @@ def save(node: Node, *tensors) -> None:
 
 def to_tensor_like(value, like: Tensor) -> Tensor:
     """A Python scalar or nested list as a tensor on ``like``'s device."""
-    from plugrad.core.factories import tensor
     return tensor(value, device=like.device)
 
 

@@ -1,10 +1,17 @@
-"""Dtype casts and device moves (differentiable: the gradient goes back the same way)."""
+"""Dtype casts and device moves (differentiable: the gradient goes back the same way), and
+the Tensor methods that make them: ``to``, ``cpu``, ``cuda``, ``type``, ``float``, ...
+"""
 from __future__ import annotations
 
+from plugrad.core import dtypes as _dt
+from plugrad.core import naming
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, recording
+from plugrad.core.device import Device
 from plugrad.core.errors import check_dtype_supported
-from plugrad.core.tensor import _wrap, table_for
+from plugrad.core.factories import with_index
+from plugrad.core.ops.shape import clone
+from plugrad.core.tensor import Tensor, _wrap, table_for
 
 
 class ToCopyBackward0(Node):
@@ -48,3 +55,85 @@ def to_device(x, device):
 def transfer(src, dst, data, dtype: str, index):
     """Move an array between backends through host NumPy (``cuda:0`` to ``cuda:1`` too)."""
     return dst.from_numpy(src.to_numpy(data), dtype, index)
+
+
+# ---------------------------------------------------------------------- Tensor methods
+def _looks_like_dtype(spec) -> bool:
+    if isinstance(spec, str):
+        try:
+            _dt.get_dtype(spec)
+            return True
+        except TypeError:
+            return False
+    return False
+
+
+def to(self, *args, **kwargs):
+    """``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``; ``copy=`` and
+    ``non_blocking=`` are accepted."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            device, dtype = a.device, a.dtype
+        elif isinstance(a, (Device, str)) and not _looks_like_dtype(a):
+            device = a
+        elif a is not None:
+            dtype = a
+    out = self
+    if dtype is not None:
+        out = to_dtype(out, _dt.get_dtype(dtype))
+    if device is not None:
+        out = to_device(out, with_index(Device(device)))
+    if copy and out is self:
+        out = clone(self)
+    return out
+
+
+def cpu(self):
+    return to(self, "cpu")
+
+
+def cuda(self, device=None, non_blocking: bool = False):
+    if device is None:
+        return to(self, "cuda")
+    if isinstance(device, int):
+        return to(self, Device("cuda", device))
+    return to(self, device)
+
+
+def type_(self, dtype=None, non_blocking: bool = False, **kwargs):
+    """No argument: PyTorch's legacy type name (``'torch.FloatTensor'`` under the torch
+    alias, ``'plugrad.FloatTensor'`` otherwise). With a dtype, a legacy type
+    (``torch.cuda.LongTensor``) or its name: this tensor converted to it."""
+    if dtype is None:
+        cuda = "cuda." if self.device.type == "cuda" else ""
+        return f"{naming.prefix}.{cuda}{_dt.LEGACY_NAMES[self.dtype]}"
+    legacy = getattr(dtype, "_legacy", None)
+    if legacy is None and isinstance(dtype, str):
+        legacy = _dt.parse_legacy_name(dtype)
+    if legacy is None:
+        return to(self, _dt.get_dtype(dtype))
+    target, cuda = legacy
+    if cuda != (self.device.type == "cuda"):
+        return to(self, target).to("cuda" if cuda else "cpu")
+    return to(self, target)
+
+def _cast_method(name, dtype):
+    def method(self):
+        return to(self, dtype)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"This tensor as {dtype.name} (``self.to({dtype.name})``)."
+    return method
+
+
+#: ``x.float()``, ``x.long()``, ...: the method name and the dtype it converts to.
+CAST_METHODS = {name: _cast_method(name, dtype) for name, dtype in (
+    ("float", _dt.float32), ("double", _dt.float64), ("half", _dt.float16),
+    ("bfloat16", _dt.bfloat16), ("long", _dt.int64), ("int", _dt.int32),
+    ("short", _dt.int16), ("char", _dt.int8), ("bool", _dt.bool_), ("byte", _dt.uint8))}

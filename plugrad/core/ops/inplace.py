@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import AccumulateGrad
+from plugrad.core.factories import tensor
+from plugrad.core.grad_mode import no_grad
+from plugrad.core.random import rand, randint, randn
+from plugrad.core.ops.select import where
 from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap,
                                     broadcast_shapes, shape_str)
 
@@ -174,7 +178,6 @@ def _overwrite(op, x, value):
 
 def _replace(s, v):
     """``v`` broadcast to ``s``, differentiable in both (zero gradient to ``s``)."""
-    from plugrad.core.ops.select import where
     return where(s.new_ones(s.shape, dtype=_dt.bool_), v, s)
 
 
@@ -208,7 +211,6 @@ def fill_(x, value):
 def copy_(x, src, non_blocking=False):
     """Copy ``src``'s values (broadcast, cast and moved as needed) into ``x``."""
     if not isinstance(src, Tensor):
-        from plugrad.core.factories import tensor
         src = tensor(src, dtype=x.dtype, device=x.device)
     try:
         fits = broadcast_shapes("copy_", src.shape, x.shape) == tuple(x.shape)
@@ -224,4 +226,36 @@ def copy_(x, src, non_blocking=False):
     return _overwrite("copy_", x, src)
 
 
-__all__ = ["apply_inplace", "zero_", "fill_", "copy_", "_binary_inplace", "_unary_inplace"]
+# ---------------------------------------------------------------------- random fills
+def uniform_(t, a=0.0, b=1.0, *, generator=None):
+    sample = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, sample * (b - a) + a)
+
+
+def normal_(t, mean=0.0, std=1.0, *, generator=None):
+    sample = randn(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, sample * std + mean)
+
+
+def bernoulli_(t, p=0.5, *, generator=None):
+    sample = rand(tuple(t.shape), dtype=_dt.float32, device=t.device, generator=generator)
+    return _fill_inplace(t, (sample < p).to(t.dtype))
+
+
+def exponential_(t, lambd=1.0, *, generator=None):
+    u = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, -(1.0 - u).log() / lambd)
+
+
+def random_(t, low=0, high=None, *, generator=None):
+    if high is None:
+        low, high = 0, low if low else 2 ** 24
+    return _fill_inplace(t, randint(low, high, tuple(t.shape), device=t.device,
+                                    generator=generator).to(t.dtype))
+
+
+def _fill_inplace(t, values):
+    if t._rg and t.grad_fn is None:
+        with no_grad():
+            return copy_(t, values)
+    return copy_(t, values.detach())
