@@ -164,7 +164,7 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
             if tensor_mode:
                 _accumulate_tensor(var, g, stored)
             else:
-                accumulate_array(var, g, acc.k, stored)
+                accumulate_array(var, g, var._k, stored)
     finally:
         _state.enabled = previous
     return None if watch is None else watch.results(tensor_mode)
