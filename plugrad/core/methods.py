@@ -9,7 +9,8 @@ from __future__ import annotations
 from plugrad.core import factories, random
 from plugrad.core.autograd import tensor_api
 from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
-from plugrad.core.ops import (activation, binary, compare, conversion, extrema,  # noqa: F401
+from plugrad.core.ops import (activation, binary, compare, conv, conversion, dense,  # noqa: F401
+                              extrema, loss_ops, normalization, pooling,
                               indexing, inplace, join, linalg, movement, reduction, select,
                               shape, slicing, sorting, statistics, subscript, unary)
 from plugrad.core.ops.declare import OPS

@@ -8,19 +8,20 @@ from __future__ import annotations
 import math
 
 import plugrad
-from plugrad.core.ops.nn_ops import (adaptive_avg_pool2d, avg_pool2d, conv1d, conv2d,
-                                     layer_norm, linear, max_pool2d)
-from plugrad.core.ops.activation import gelu
-from plugrad.core.ops.nn_ops import fold2d as _fold2d
-from plugrad.core.ops.nn_ops import unfold2d as _unfold2d
-from plugrad.core.ops.nn_ops import window_geometry as _window_geometry
+from plugrad.core.ops.conv import fold2d as _fold2d
+from plugrad.core.ops.conv import unfold2d as _unfold2d
+from plugrad.core.ops.declare import functional_namespace as _functional_namespace
 from plugrad.core.ops.movement import pad
+from plugrad.core.ops.window import window_geometry as _window_geometry
 from plugrad.nn.functional_losses import *  # noqa: F401,F403 - the loss functions
 from plugrad.nn.functional_losses import __all__ as _losses_all
 
-__all__ = ["linear", "bilinear", "conv1d", "conv2d", "unfold", "fold", "max_pool2d",
-           "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm", "dropout",
-           "embedding", "relu", "relu_", "leaky_relu", "gelu", "silu", "sigmoid", "tanh",
+# The core's ops declared with an ``nn.functional`` spelling (linear, conv, pooling, norms,
+# gelu, ...): one declaration each, beside its forward (plugrad/core/ops/declare.py).
+globals().update(_functional_namespace())
+
+__all__ = sorted(_functional_namespace()) + ["bilinear", "unfold", "fold", "batch_norm", "dropout",
+           "embedding", "relu", "relu_", "leaky_relu", "silu", "sigmoid", "tanh",
            "softmax", "log_softmax", "softplus", "pad", "one_hot", "normalize",
            "scaled_dot_product_attention", "elu", "hardtanh", "relu6", "mish", "softsign",
            "glu", "logsigmoid", "causal_mask", "multi_head_attention_forward"] + list(_losses_all)

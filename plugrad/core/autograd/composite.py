@@ -16,10 +16,14 @@ from plugrad.core.tensor import Tensor, _wrap
 
 
 class CompositeBackward(Node):
-    """Subclasses set ``composite(F, *inputs, **params)`` (a staticmethod); the op records
-    its differentiable inputs as ``saved`` and its keyword constants in ``params``."""
+    """Subclasses set ``composite(F, *args)`` (a staticmethod). The op saves its Tensor
+    inputs (in the order of its edges); ``template`` holds the full argument list with
+    None where those go (``positions``), or is None when the arguments are just the
+    inputs followed by the keyword constants in ``params``."""
 
     params: dict = {}
+    template = None
+    positions = ()
 
     @staticmethod
     def composite(F, *inputs, **params):
@@ -30,18 +34,33 @@ class CompositeBackward(Node):
         T = engine.tensor_ops_for(self.k)
         if tensor_mode:
             xs = list(inputs)
-            gt = g
         else:
             xs = [self._leaf(x, i) for i, x in enumerate(inputs)]
-            gt = _wrap(g, _dt.get_dtype(self.k.dtype_of(g)), self.device, self.k)
+        grads_out = [g] if self.n_outputs == 1 else list(g)
+        if not tensor_mode:
+            grads_out = [None if x is None else _wrap(x, _dt.get_dtype(self.k.dtype_of(x)),
+                                                      self.device, self.k)
+                         for x in grads_out]
         wanted = [i for i, e in enumerate(self.next)
                   if e is not None and isinstance(xs[i], Tensor) and xs[i]._rg]
         previous = _state.enabled
         _state.enabled = True
         try:
-            out = self.composite(T, *xs, **self.params)
-            found = vjp(out, [xs[i] for i in wanted], gt, allow_unused=True,
-                        retain_graph=tensor_mode, create_graph=tensor_mode)
+            if self.template is None:
+                out = self.composite(T, *xs, **self.params)
+            else:
+                args = list(self.template)
+                for pos, x in zip(self.positions, xs):
+                    args[pos] = x
+                out = self.composite(T, *args)
+            outs = list(out) if self.n_outputs > 1 else [out]
+            pairs = [(o, go) for o, go in zip(outs, grads_out)
+                     if go is not None and isinstance(o, Tensor) and o._rg]
+            found = [None] * len(wanted)
+            if pairs and wanted:
+                found = vjp([o for o, _ in pairs], [xs[i] for i in wanted],
+                            [go for _, go in pairs], allow_unused=True,
+                            retain_graph=tensor_mode, create_graph=tensor_mode)
         finally:
             _state.enabled = previous
         grads = [None] * len(self.next)

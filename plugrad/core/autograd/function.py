@@ -37,7 +37,11 @@ class FunctionCtx:
 
 
 class BackwardCFunction(Node):
-    """The node a Function leaves in the graph; named after the Function class."""
+    """The node a Function leaves in the graph; named after the Function class. Its rule
+    is the user's ``backward`` on Tensors, in both passes."""
+
+    tensor_rule = True
+    special = True
 
     @property
     def n_outputs(self):

@@ -67,13 +67,6 @@ class Node:
     #: it Tensors (``backward(*grads)``) in both passes.
     tensor_rule = False
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "backward" in vars(cls) and not any("grad" in vars(c) for c in cls.__mro__[:-1]
-                                                if c is not Node and c is not KeepsOutput):
-            cls.tensor_rule = True  # transitional: a node not yet written as one rule
-        if cls.tensor_rule:
-            cls.special = True
 
     # -------------------------------------------------------------- engine side
     def name(self) -> str:

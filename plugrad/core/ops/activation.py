@@ -6,8 +6,6 @@ is not either.
 """
 from __future__ import annotations
 
-import math
-
 from plugrad.core import autocast as _ac
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
@@ -17,9 +15,6 @@ from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import _wrap, _wrap_dim
 
-_SQRT_HALF = math.sqrt(0.5)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
 # ====================================================================== relu
@@ -44,15 +39,17 @@ def relu(x):
 class SoftmaxBackward0(KeepsOutput):
 
     def grad(self, F, g, y):
-        axes = (self.axis,) if y.shape else None
-        return (F.mul(y, F.sub(g, F.sum(F.mul(g, y), axes, True))),)
+        if not y.shape:  # softmax of a 0-d tensor is the constant 1
+            return (F.mul(g, 0.0),)
+        return (F.softmax_backward(g, y, self.axis),)
 
 
 class LogSoftmaxBackward0(KeepsOutput):
 
     def grad(self, F, g, y):
-        axes = (self.axis,) if y.shape else None
-        return (F.sub(g, F.mul(F.exp(y), F.sum(g, axes, True))),)
+        if not y.shape:  # log_softmax of a 0-d tensor is the constant 0
+            return (F.mul(g, 0.0),)
+        return (F.log_softmax_backward(g, y, self.axis),)
 
 
 def _softmax_like(name, node_cls, x, dim, dtype):
@@ -94,16 +91,7 @@ def log_softmax(x, dim=None, dtype=None):
 class GeluBackward0(Node):
 
     def grad(self, F, g, x):
-        if self.approximate == "tanh":
-            x2 = F.mul(x, x)
-            t = F.tanh(F.mul(F.add(x, F.mul(F.mul(x2, x), 0.044715)), _SQRT_2_OVER_PI))
-            d = F.add(F.mul(F.add(t, 1.0), 0.5),
-                      F.mul(F.mul(F.mul(x, 0.5), F.sub(1.0, F.mul(t, t))),
-                            F.mul(F.add(F.mul(x2, 3 * 0.044715), 1.0), _SQRT_2_OVER_PI)))
-        else:
-            cdf = F.mul(F.add(F.erf(F.mul(x, _SQRT_HALF)), 1.0), 0.5)
-            d = F.add(cdf, F.mul(F.mul(x, F.exp(F.mul(F.mul(x, x), -0.5))), _INV_SQRT_2PI))
-        return (F.mul(g, d),)
+        return (F.gelu_backward(g, x, self.approximate),)
 
 
 @op(functional="gelu")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import AccumulateGrad
+from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, shape_str
 from plugrad.core.factories import tensor
-from plugrad.core.grad_mode import no_grad
-from plugrad.core.random import rand, randint, randn
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops.select import where
-from plugrad.core.ops._base import (DTypeError, ShapeError, Tensor, _state, _wrap,
-                                    broadcast_shapes, shape_str)
+from plugrad.core.random import rand, randint, randn
+from plugrad.core.tensor import Tensor, _wrap
 
 # In-place ops that change the shape (a metadata change in PyTorch): the tensor takes the
 # new array instead of having its elements overwritten.

@@ -16,8 +16,11 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record, recording
+from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.factories import arange
-from plugrad.core.ops._base import ShapeError, Tensor, _state, _wrap, attach, save, shape_str
+from plugrad.core.grad_mode import _state
+from plugrad.core.tensor import Tensor, _wrap
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -54,18 +57,11 @@ def _as_float(op: str, t: Tensor, like: Tensor) -> Tensor:
 class CrossEntropyBackward0(Node):
     """d loss_i / d x_ic = A_i * softmax(x)_ic - q_ic (see :func:`cross_entropy_elementwise`)."""
 
-    def backward(self, g):
-        (x,) = self.saved
-        p = x.softmax(1)
-        grad = g.unsqueeze(1) * (self.scale.unsqueeze(1) * p - self.q)
-        return (grad,)
-
-    def backward_arrays(self, k, g):
-        p = k.softmax(self.saved[0]._data, 1)
-        scale = self.scale._data
-        scale = k.reshape(scale, scale.shape[:1] + (1,) + scale.shape[1:])
-        g = k.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
-        return (k.mul(g, k.sub(k.mul(scale, p), self.q._data)),)
+    def grad(self, F, g, x, scale, q):
+        p = F.softmax(x, 1)
+        scale = F.reshape(scale, scale.shape[:1] + (1,) + scale.shape[1:])
+        g = F.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
+        return (F.mul(g, F.sub(F.mul(scale, p), q)),)
 
 
 def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
@@ -156,7 +152,6 @@ def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Te
     if not (x._rg and _state.enabled):
         return loss
     node = CrossEntropyBackward0()
-    save(node, x)
     classes = arange(n_classes, device=x.device).reshape(
         (1, n_classes) + (1,) * (x.ndim - 2))
     one_hot = (safe.unsqueeze(1) == classes).to(x.dtype)
@@ -168,36 +163,16 @@ def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Te
         scale = scale + valid_f * (total_w * (smooth / n_classes))
         wc = _class_view(weight, x.ndim) if weight is not None else 1.0
         q = q + valid_f.unsqueeze(1) * wc * (smooth / n_classes)
-    node.scale, node.q = scale, q
-    return attach(loss, node, (x,))
+    return record(loss, node, (x,), (x, scale.detach(), q.detach()))
 
 
 # ====================================================================== reduced cross-entropy
 class CrossEntropyReducedBackward0(Node):
-    """d loss / d x = (softmax(x) - one_hot(t)) * valid * g * scale (scale: 1/count or 1)."""
+    """d loss / d x = (softmax(x) - one_hot(t)) * valid * g * scale (scale: 1/count or 1),
+    the ``cross_entropy_backward`` kernel."""
 
-    def backward(self, g):
-        (x,) = self.saved
-        classes = arange(x.shape[1], device=x.device).reshape(self.class_shape)
-        one_hot = (self.target.unsqueeze(1) == classes).to(x.dtype)
-        grad = x.softmax(1) - one_hot
-        if self.valid is not None:
-            grad = grad * self.valid.unsqueeze(1).to(x.dtype)
-        return (grad * (g * self.scale),)
-
-    def backward_arrays(self, k, g):
-        x = self.saved[0]._data
-        t = self.target._data
-        classes = k.reshape(k.arange(0, x.shape[1], 1, "int64", self.device_index),
-                            self.class_shape)
-        one_hot = k.astype(k.eq(k.reshape(t, t.shape[:1] + (1,) + t.shape[1:]), classes),
-                           self.dtype_name)
-        grad = k.sub(k.softmax(x, 1), one_hot)
-        if self.valid is not None:
-            v = self.valid._data
-            grad = k.mul(grad, k.astype(k.reshape(v, v.shape[:1] + (1,) + v.shape[1:]),
-                                        self.dtype_name))
-        return (k.mul(grad, k.mul(g, self.scale)),)
+    def grad(self, F, g, x, target, valid):
+        return (F.cross_entropy_backward(g, x, target, valid, self.scale),)
 
 
 def cross_entropy_reduced(x: Tensor, target: Tensor, valid, n_valid: int,
@@ -221,11 +196,8 @@ def cross_entropy_reduced(x: Tensor, target: Tensor, valid, n_valid: int,
     r = _wrap(total, x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = CrossEntropyReducedBackward0()
-        save(node, x)
-        node.target, node.valid, node.scale = target, valid, scale
-        node.class_shape = (1, xd.shape[1]) + (1,) * (len(xd.shape) - 2)
-        node.device_index, node.dtype_name = x.device.index, x.dtype.name
-        attach(r, node, (x,))
+        node.scale = scale
+        record(r, node, (x,), (x, target, valid))
     return r
 
 
@@ -239,13 +211,13 @@ def _check_same_shape(x: Tensor, target: Tensor) -> None:
 
 class BinaryCrossEntropyBackward0(Node):
 
-    def backward(self, g):
-        x, t = self.saved
-        gw = g * self.weight if self.weight is not None else g
-        gx = gw * (x - t) / ((1.0 - x) * x).clamp(min=1e-12)
+    def grad(self, F, g, x, t, w):
+        gw = F.mul(g, w) if w is not None else g
+        gx = F.div(F.mul(gw, F.sub(x, t)), F.maximum(F.mul(F.sub(1.0, x), x), 1e-12))
         gt = None
         if self.next[1] is not None:
-            gt = gw * ((1.0 - x).log().clamp(min=-100.0) - x.log().clamp(min=-100.0))
+            gt = F.mul(gw, F.sub(F.maximum(F.log(F.sub(1.0, x)), -100.0),
+                                 F.maximum(F.log(x), -100.0)))
         return gx, gt
 
 
@@ -265,10 +237,7 @@ def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None) -> 
         loss = loss * w
     if not (_state.enabled and (x._rg or t._rg)):
         return loss
-    node = BinaryCrossEntropyBackward0()
-    save(node, x, t)
-    node.weight = w
-    return attach(loss, node, (x, t))
+    return record(loss, BinaryCrossEntropyBackward0(), (x, t), (x, t, w))
 
 
 def _softplus(z: Tensor) -> Tensor:
@@ -276,19 +245,25 @@ def _softplus(z: Tensor) -> Tensor:
     return (-z.abs()).exp().log1p() + z.relu()
 
 
+def _softplus_f(F, z):
+    """``log(1 + exp(z))`` in gradient ops, without overflow for large ``|z|``."""
+    return F.add(F.log1p(F.exp(F.neg(F.abs(z)))), F.maximum(z, 0.0))
+
+
 class BinaryCrossEntropyWithLogitsBackward0(Node):
 
-    def backward(self, g):
-        x, t = self.saved
-        pw = self.pos_weight
-        gw = g * self.weight if self.weight is not None else g
+    def grad(self, F, g, x, t, w, pw):
+        gw = F.mul(g, w) if w is not None else g
         if pw is None:
-            gx = gw * (x.sigmoid() - t)
+            gx = F.mul(gw, F.sub(F.sigmoid(x), t))
         else:
-            gx = gw * ((1.0 + (pw - 1.0) * t) * x.sigmoid() - pw * t)
+            gx = F.mul(gw, F.sub(F.mul(F.add(F.mul(F.sub(pw, 1.0), t), 1.0), F.sigmoid(x)),
+                                 F.mul(pw, t)))
         gt = None
         if self.next[1] is not None:
-            gt = gw * (_softplus(-x) * (pw if pw is not None else 1.0) - _softplus(x))
+            pos = _softplus_f(F, F.neg(x))
+            gt = F.mul(gw, F.sub(F.mul(pos, pw) if pw is not None else pos,
+                                 _softplus_f(F, x)))
         return gx, gt
 
 
@@ -311,7 +286,4 @@ def binary_cross_entropy_with_logits_elementwise(x: Tensor, target: Tensor, weig
         loss = loss * w
     if not (_state.enabled and (x._rg or t._rg)):
         return loss
-    node = BinaryCrossEntropyWithLogitsBackward0()
-    save(node, x, t)
-    node.weight, node.pos_weight = w, pw
-    return attach(loss, node, (x, t))
+    return record(loss, BinaryCrossEntropyWithLogitsBackward0(), (x, t), (x, t, w, pw))

@@ -16,8 +16,10 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd import engine
 from plugrad.core.device import Device
+from plugrad.core.tensor import Tensor
 from plugrad.core import factories
-from plugrad.core.ops import (activation, binary, compare, conversion, extrema, indexing,
+from plugrad.core.ops import (activation, binary, compare, conv, conversion, extrema, fused,
+                              indexing,
                               join, linalg, movement, reduction, select, shape, slicing, unary)
 
 R, E, S, I, L = reduction, extrema, shape, indexing, linalg
@@ -92,8 +94,13 @@ class TensorOps:
     floor = staticmethod(U.floor)
     ceil = staticmethod(U.ceil)
     round = staticmethod(U.round)
-    maximum = staticmethod(SEL.maximum)
-    minimum = staticmethod(SEL.minimum)
+    @staticmethod
+    def maximum(a, b):  # with a number: clamp (the kernel takes weak scalars)
+        return SEL.maximum(a, b) if isinstance(b, Tensor) else SEL.clamp_min(a, b)
+
+    @staticmethod
+    def minimum(a, b):
+        return SEL.minimum(a, b) if isinstance(b, Tensor) else SEL.clamp_max(a, b)
     remainder = staticmethod(B.remainder)
     floordiv = staticmethod(B.floor_divide)
     eq = staticmethod(C.eq)
@@ -205,6 +212,18 @@ class TensorOps:
     def gelu(x, approximate):
         return activation.gelu(x, approximate)
 
+    @staticmethod
+    def unfold2d(x, kernel, stride, padding, dilation, value=0):
+        return conv.unfold2d(x, kernel, stride, padding, dilation, value)
+
+    @staticmethod
+    def fold2d(cols, input_hw, kernel, stride, padding, dilation):
+        return conv.fold2d(cols, input_hw, kernel, stride, padding, dilation)
+
+
+for _name, _fn in fused.OPS.items():  # fused kernels: differentiable through their composite
+    if not hasattr(TensorOps, _name):
+        setattr(TensorOps, _name, staticmethod(_fn))
 
 _BY_TYPE: dict = {}
 

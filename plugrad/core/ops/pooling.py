@@ -1,0 +1,116 @@
+"""Pooling: max (one node, gradient by the ``max_pool2d_backward`` kernel), average and
+adaptive average (composites of the window ops)."""
+from __future__ import annotations
+
+import numpy as np
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record
+from plugrad.core.factories import ones
+from plugrad.core.grad_mode import _state
+from plugrad.core.ops.conv import unfold2d
+from plugrad.core.ops.declare import op
+from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.movement import pad_dims
+from plugrad.core.ops.shape import squeeze, t
+from plugrad.core.ops.window import batched, out_size, tensor_args, window_geometry
+from plugrad.core.tensor import _wrap
+
+
+def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
+    kernel, stride, pads, dilation = window_geometry(name, kernel_size, stride, padding,
+                                                     dilation)
+    for (p, _), k in zip(pads, kernel):
+        if p > k // 2:
+            raise ValueError(f"{name}: pad should be at most half of effective kernel size, "
+                             f"but got pad={p}, kernel_size={k}")
+    sizes = [out_size(name, x.shape[2 + i], kernel[i], stride[i], pads[i], dilation[i],
+                      ceil_mode) for i in range(2)]
+    # ceil_mode: pad bottom/right just enough for the last (partial) window
+    pads = tuple((p0, max((o - 1) * s + d * (k - 1) + 1 - n - p0, 0))
+                 for (p0, _), o, s, d, k, n in zip(pads, sizes, stride, dilation, kernel,
+                                                   x.shape[2:]))
+    return kernel, stride, pads, dilation
+
+
+class MaxPool2DWithIndicesBackward0(Node):
+    """Each output's gradient added at the input position its maximum came from."""
+
+    def grad(self, F, g, idx):
+        return (F.max_pool2d_backward(g, idx, self.shape),)
+
+
+@op(functional="max_pool2d")
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    name = "max_pool2d"
+    tensor_args(name, x)
+    x, unbatched = batched(name, x)
+    kernel, stride, pads, dilation = _pool_geometry(name, x, kernel_size, stride, padding,
+                                                    dilation, ceil_mode)
+    k = x._k
+    out, idx = k.max_pool2d(x._data, kernel, stride, pads, dilation)
+    r = _wrap(out, x.dtype, x.device, k)
+    indices = _wrap(idx, _dt.int64, x.device, k)
+    if x._rg and _state.enabled:
+        node = MaxPool2DWithIndicesBackward0()
+        node.shape = tuple(x.shape)
+        record(r, node, (x,), (indices,))
+    if unbatched:
+        r, indices = squeeze(r, 0), squeeze(indices, 0)
+    return (r, indices) if return_indices else r
+
+
+@op(functional="avg_pool2d")
+def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    name = "avg_pool2d"
+    tensor_args(name, x)
+    x, unbatched = batched(name, x)
+    kernel, stride, pads, dilation = _pool_geometry(name, x, kernel_size, stride, padding, 1,
+                                                    ceil_mode)
+    sums = unfold2d(x, kernel, stride, pads, dilation).sum((2, 3))
+    if divisor_override:
+        out = sums / divisor_override
+    else:
+        out = sums / _pool_counts(x, kernel, stride, pads, count_include_pad)
+    return squeeze(out, 0) if unbatched else out
+
+
+def _pool_counts(x, kernel, stride, pads, count_include_pad):
+    """How many elements each window averages (PyTorch: padding counts, ceil overhang not)."""
+    plane = ones((1, 1) + tuple(x.shape[2:]), dtype=x.dtype, device=x.device)
+    user = tuple((p0, p0) for (p0, _) in pads)
+    plane = pad_dims(plane, ((0, 0), (0, 0)) + user, 1.0 if count_include_pad else 0.0)
+    extra = tuple((0, max(p1 - p0, 0)) for (p0, p1) in pads)  # ceil overhang: not counted
+    return unfold2d(plane, kernel, stride, extra, (1, 1)).sum((2, 3))
+
+
+def _adaptive_matrix(n_in, n_out, like):
+    """The ``(n_out, n_in)`` averaging matrix of adaptive pooling along one axis."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        lo, hi = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    k = like._k
+    return _wrap(k.from_numpy(m, like.dtype.name, like.device.index), like.dtype, like.device, k)
+
+
+@op(functional="adaptive_avg_pool2d")
+def adaptive_avg_pool2d(x, output_size):
+    """Mean over PyTorch's adaptive windows; separable, so two small matmuls."""
+    name = "adaptive_avg_pool2d"
+    tensor_args(name, x)
+    x, unbatched = batched(name, x)
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size, output_size)
+    oh, ow = (x.shape[2 + i] if s is None else int(s) for i, s in enumerate(output_size))
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{name}: output_size must be positive, got {output_size}")
+    h, w = x.shape[2:]
+    if h % oh == 0 and w % ow == 0:
+        out = avg_pool2d(x, (h // oh, w // ow))
+    else:
+        out = matmul(matmul(_adaptive_matrix(h, oh, x), x), t(_adaptive_matrix(w, ow, x)))
+    return squeeze(out, 0) if unbatched else out
