@@ -58,14 +58,14 @@ def conv2d(self, x, w, stride, padding, dilation, groups):
     o = w.shape[0]
     cols, oh, ow = _grouped_cols(x, w.shape, stride, padding, dilation, groups)
     out = np.matmul(w.reshape(groups, o // groups, -1), cols)  # N, G, O/G, L
-    return out.reshape(x.shape[0], o, oh, ow)
+    return out.reshape(x.shape[0], o, oh, ow).astype(x.dtype, copy=False)  # bfloat16 stays
 
 
 def conv2d_grad_input(self, g, w, input_hw, stride, padding, dilation, groups):
     o, cg, kh, kw = w.shape
     n, _, oh, ow = g.shape
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
-    cols = np.matmul(wt, g.reshape(n, groups, o // groups, oh * ow))
+    cols = np.matmul(wt, g.reshape(n, groups, o // groups, oh * ow)).astype(g.dtype, copy=False)
     return fold2d(self, cols.reshape(n, groups * cg, kh, kw, oh, ow), input_hw, (kh, kw),
                   stride, padding, dilation)
 
@@ -74,7 +74,8 @@ def conv2d_grad_weight(self, g, x, weight_shape, stride, padding, dilation, grou
     o = weight_shape[0]
     cols, oh, ow = _grouped_cols(x, weight_shape, stride, padding, dilation, groups)
     gm = g.reshape(g.shape[0], groups, o // groups, oh * ow)
-    return np.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(weight_shape)
+    out = np.matmul(gm, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(weight_shape)
+    return out.astype(g.dtype, copy=False)  # NumPy's matmul gives float32 for bfloat16
 
 
 def max_pool2d(self, x, kernel, stride, padding, dilation):
