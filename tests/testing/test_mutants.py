@@ -57,7 +57,7 @@ def _controls():
     return out
 
 
-def _run(device, ops, rootdir) -> _Collector:
+def _run(device, ops, rootdir, first_failure=True) -> _Collector:
     collector = _Collector()
     try:  # what --plugrad-backend does first: a backend refused here is a usage error
         get_registry().table(device)
@@ -65,7 +65,8 @@ def _run(device, ops, rootdir) -> _Collector:
         collector.refused = str(exc)
         return collector
     pytest.main(["--pyargs", *SUITE, "--plugrad-backend", device, "-k", " or ".join(ops),
-                 "-q", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
+                 *(["--maxfail=1"] if first_failure else []),  # one failure is a catch
+                 "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider", "-o", "addopts=",
                  "--rootdir", str(rootdir), "-W", "ignore::pytest.PytestAssertRewriteWarning"],
                 plugins=[collector])
     return collector
@@ -75,18 +76,19 @@ def _run(device, ops, rootdir) -> _Collector:
 def outcomes(tmp_path_factory):
     """Every mutant and both controls through the suite: ``{device: collector}``."""
     reg = get_registry()
-    runs = [(m.backend(), m.ops) for m in MUTANTS] + _controls()
-    plugins = [(_Plugin(b), b.device_type, ops) for b, ops in runs]
-    for plugin, device, _ in plugins:
+    runs = [(m.backend(), m.ops, True) for m in MUTANTS] + [
+        (b, ops, False) for b, ops in _controls()]
+    plugins = [(_Plugin(b), b.device_type, ops, first) for b, ops, first in runs]
+    for plugin, device, _, _ in plugins:
         reg.register_plugin(plugin, name=f"plugrad-test-{device}")
     root = tmp_path_factory.mktemp("mutants")
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        yield {device: _run(device, ops, root) for _, device, ops in plugins}
+        yield {device: _run(device, ops, root, first) for _, device, ops, first in plugins}
     finally:
         os.chdir(cwd)
-        for plugin, _, _ in plugins:
+        for plugin, *_ in plugins:
             reg.unregister_plugin(plugin)
 
 
