@@ -260,6 +260,19 @@ def _rounded(k, dtype):
                              f"{dtype} value is {want!r}"
 
 
+@clause("assign copies an overlapping value first", ("assign",), ("int64", "float32"),
+        "assign: overlap between value and dst must give the result of copying value first")
+def _assign_overlap(k, dtype):
+    for shift, want in ((1, [0, 0, 1, 2, 3, 4]), (-1, [1, 2, 3, 4, 5, 5])):
+        dst = k.from_numpy(np.arange(6).astype(numpy_dtype(dtype)), dtype, None)
+        src, tgt = (slice(0, 5, 1), slice(1, 6, 1)) if shift > 0 else \
+            (slice(1, 6, 1), slice(0, 5, 1))
+        value = k.slice(dst, (src,))  # may be a view of dst
+        got = _host(k, k.assign(dst, (tgt,), value)).tolist()
+        assert got == want, f"assign(dst, ({tgt},), dst[{src}]) gave {got}, expected {want} " \
+                            f"(the value overlaps dst: it must be read before it is written)"
+
+
 # ---------------------------------------------------------------------- transfer, devices
 @clause("from_numpy copies", ("from_numpy",), ("bool", "int64", "float32", "float64"),
         "from_numpy: a new array holding a (the caller may reuse its array)")

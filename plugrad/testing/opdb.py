@@ -915,6 +915,7 @@ def k_cast(make, dtype):
             low = 0 if target.startswith("u") and dtype in K_FLOATS else -3  # in range
             yield S((make(2, 3, low=low, high=3), target), name=f"to {target}")
     yield S((make(0, 2), "float32"), name="zero-size")
+    yield S((make(), "int64"), name="0-d")
     yield S((make(3, 2, layout="T"), "int64"), name="transposed")
 
 
@@ -991,6 +992,7 @@ def k_movement(name):
         elif name == "slice":
             yield S((make(3, 4), (slice(0, 3, 2), slice(1, 4, 1))), name="strided")
             yield S((make(3, 4), (slice(1, 1, 1), slice(0, 4, 3))), name="empty")
+            yield S((make(), ()), name="0-d")
             yield S((make(4, 3, layout="T"), (slice(0, 3, 1), slice(1, 3, 2))),
                     name="transposed")  # keys are normalised: 0 <= start <= stop <= size
         elif name == "concat":
@@ -1019,6 +1021,7 @@ def k_gather(make, dtype):
 def k_scatter_add(make, dtype):
     yield S((make(2, 3), 1, make.index((2, 4), 3), make(2, 4)), name="axis 1 repeats")
     yield S((make(3, 2, layout="T"), 0, make.index((2, 2), 3), make(2, 2)), name="axis 0")
+    yield S((make(2, 3), 1, make.index((2, 0), 3), make(2, 0)), name="empty index")
 
 
 def k_scatter(make, dtype):
@@ -1292,6 +1295,13 @@ def sp_matmul(make, dtype):
     yield S((_arr(a, dtype), _arr(b, dtype)), name="special values", in_dtype=True)
 
 
+def sp_argsort(make, dtype):
+    """NaN sorts as the largest value; ties keep their order (stable), both directions."""
+    rows = _arr(_groups(dtype), dtype)
+    yield S((rows, 1, False), name="special rows", in_dtype=True)
+    yield S((rows, 1, True), name="special rows, descending", in_dtype=True)
+
+
 def _plus(*gens):
     def gen(make, dtype):
         for g in gens:
@@ -1355,7 +1365,7 @@ _add(
     _K("scatter", k_scatter, K_ALL),
     _K("take", k_take, K_ALL), _KS("matmul", k_matmul, K_NUMS, sp_matmul),
     _K("arange", k_arange, K_NUMS), _K("nonzero", k_nonzero, K_ALL),
-    _K("argsort", k_argsort, K_NUMS),
+    _KS("argsort", k_argsort, K_NUMS, sp_argsort),
     _K("seed", k_seed, ("float32",), random=True),
     _K("uniform", k_random, K_FLOATS, random=True), _K("normal", k_random, K_FLOATS, random=True),
     _K("unfold2d", k_unfold2d, K_FLOATS), _K("fold2d", k_fold2d, K_FLOATS),

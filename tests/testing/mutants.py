@@ -213,6 +213,21 @@ class _BF16AsFloat32(NumPyBackend):
         return super().normal(shape, _f32(dtype), device)
 
 
+def _np_assign_loop(self, dst, key, value):
+    """Element by element from a live view: an overlapping value is overwritten as read."""
+    region = dst[key]
+    src = np.broadcast_to(value, region.shape) if not isinstance(value, (bool, int, float)) \
+        else np.full(region.shape, value, dst.dtype)
+    for idx in np.ndindex(region.shape):
+        region[idx] = src[idx]
+    return dst
+
+
+def _np_argsort_nan_first(self, x, axis, descending):
+    y = np.where(np.isnan(x), -np.inf, x) if x.dtype.kind == "f" else x
+    return NumPyBackend.argsort(y, axis, descending)
+
+
 def _np_lt_by_sub(self, a, b):
     with np.errstate(all="ignore"):
         return np.less(np.subtract(a, b), 0)
@@ -438,6 +453,11 @@ MUTANTS = [
            ("from_numpy+full+uniform+device_count:device indices",)),
     Mutant("bf16asf32", _BF16AsFloat32, "bfloat16 declared, held at float32 precision",
            ("add", "exp"), {}),
+    Mutant("assignloop", N, "assign reads an overlapping value while writing it",
+           ("assign",), {"assign": _np_assign_loop},
+           ("assign:assign copies an overlapping value first",)),
+    Mutant("argsortnan", N, "argsort puts NaN first (it sorts as the largest)", ("argsort",),
+           {"argsort": _np_argsort_nan_first}),
     Mutant("argmaxint32", N, "argmax returns int32", ("argmax",),
            {"argmax": lambda self, x, axis, keepdims: np.argmax(
                x, axis=axis, keepdims=keepdims).astype(np.int32)}),
