@@ -389,6 +389,11 @@ class Tensor:
             return self.to(target).to("cuda" if cuda else "cpu")
         return self.to(target)
 
+    def storage(self):
+        """PyTorch's legacy storage: this tensor's elements, flat (see core.storage)."""
+        from plugrad.core.storage import TypedStorage
+        return TypedStorage(self)
+
     def float(self): return self.to(_dt.float32)
     def double(self): return self.to(_dt.float64)
     def half(self): return self.to(_dt.float16)
