@@ -58,17 +58,16 @@ SPECS = {s.name: s for s in (
         # exp(x - m) for softmax / logsumexp: one pass instead of two.
         "plugrad_sub_exp", "T x, T m", "T y", "y = exp(x - m)",
         lambda x, m: np.exp(x - m).astype(x.dtype)),
+    # layer_norm's output from the centred input d = x - mean (computed once, for the variance)
     KernelSpec(
-        "plugrad_normalize", "T x, T mean, T rstd", "T y", "y = (x - mean) * rstd",
-        lambda x, mean, rstd: ((x - mean) * rstd).astype(x.dtype)),
+        "plugrad_normalize", "T d, T rstd", "T y", "y = d * rstd",
+        lambda d, rstd: (d * rstd).astype(d.dtype)),
     KernelSpec(
-        "plugrad_normalize_affine", "T x, T mean, T rstd, T w, T b", "T y",
-        "y = (x - mean) * rstd * w + b",
-        lambda x, mean, rstd, w, b: ((x - mean) * rstd * w + b).astype(x.dtype)),
+        "plugrad_normalize_affine", "T d, T rstd, T w, T b", "T y", "y = d * rstd * w + b",
+        lambda d, rstd, w, b: (d * rstd * w + b).astype(d.dtype)),
     KernelSpec(
-        "plugrad_normalize_scale", "T x, T mean, T rstd, T w", "T y",
-        "y = (x - mean) * rstd * w",
-        lambda x, mean, rstd, w: ((x - mean) * rstd * w).astype(x.dtype)),
+        "plugrad_normalize_scale", "T d, T rstd, T w", "T y", "y = d * rstd * w",
+        lambda d, rstd, w: (d * rstd * w).astype(d.dtype)),
 )}
 
 #: The dtypes the fused kernels are used for.

@@ -1,17 +1,23 @@
-"""The ``cpu`` backend: the generic Array API backend on NumPy, with NumPy's own fast paths.
+"""The ``cpu`` backend: the shared Array API implementation on NumPy, plus NumPy's hot paths.
 
-Per-op overhead dominates small tensors, so the hot primitives call NumPy's ufuncs directly
-rather than through array-api-compat's wrappers. Ops that can raise floating-point warnings
-(``log(0)``, ``0/0``) silence them, as PyTorch does, but only where a warning is possible,
-since ``np.errstate`` costs about 2 µs.
+Everything not defined here is :class:`~plugrad.backends.array_api.ArrayAPIBackend` on
+``xp = numpy`` and the shared nn kernels of :class:`~plugrad.backends.xp_kernels.XpKernels`.
+What is here is NumPy policy where it pays per call: small tensors are dominated by per-op
+overhead, so the hot primitives are NumPy's ufuncs bound directly (no wrapper, no
+``self.xp`` lookup); ops that can raise floating-point warnings (``log(0)``, ``0/0``) silence
+only the ones possible, and only where possible, since ``np.errstate`` costs about 2 µs;
+``update_`` writes with ``out=``; ``scatter_add`` avoids ``np.add.at`` for embedding-style
+gradients.
 """
 from __future__ import annotations
 
 import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
 
-from plugrad.backends.array_api import ArrayAPIBackend, _along_axis_key
+from plugrad.backends.array_api import ArrayAPIBackend, along_axis_key
 from plugrad.backends.hooks import hookimpl
+from plugrad.backends.numpy._scatter import add_rows
+from plugrad.backends.xp_kernels import XpKernels
 
 _quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
 
@@ -42,6 +48,21 @@ def _ieee(fn):
     quiet.__name__ = quiet.__qualname__ = getattr(fn, "__name__", "kernel")
     quiet.__doc__ = fn.__doc__
     return quiet
+
+
+class _IgnoreAll:
+    """``np.errstate(all="ignore")`` as a set of the context variable (see :func:`_ieee`): the
+    shared implementation's ``_quiet`` hook on NumPy."""
+
+    __slots__ = ("token",)
+
+    def __enter__(self):
+        self.token = _ERRSTATE.set(_IGNORE_ALL)
+
+    def __exit__(self, *exc):
+        _ERRSTATE.reset(self.token)
+
+
 _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -66,14 +87,17 @@ def _is_nonzero_scalar(v) -> bool:
 _DTYPE_NAMES: dict = {}
 
 
-class NumPyBackend(ArrayAPIBackend):
+class NumPyBackend(XpKernels, ArrayAPIBackend):
     """NumPy arrays on the host CPU."""
 
     def __init__(self):
         super().__init__("numpy", "cpu", np, array_type=np.ndarray,
                          dtypes={"bool", "uint8", "int8", "int16", "int32", "int64",
                                  "float16", "bfloat16", "float32", "float64"})
-        self._xp = np
+        self.xp = np  # NumPy 2 is itself an Array API namespace
+
+    def _quiet(self):
+        return _IgnoreAll() if _ERRSTATE is not None else np.errstate(all="ignore")
 
     @staticmethod
     def dtype_of(x) -> str:
@@ -97,9 +121,6 @@ class NumPyBackend(ArrayAPIBackend):
         if not shape:  # np.full is Python code; a 0-d array (loss.backward()'s seed) needs none
             return np.array(value, dtype=dtype)
         return np.full(shape, value, dtype=dtype)
-
-    def arange(self, start, stop, step, dtype, device):
-        return np.arange(start, stop, step, dtype=dtype)
 
     @_ieee  # float64 -> float16 overflow gives inf, quietly
     def astype(self, x, dtype):
@@ -221,11 +242,6 @@ class NumPyBackend(ArrayAPIBackend):
                     raise
         return super().update_(op, dst, value)
 
-    def sigmoid(self, x):
-        e = np.exp(-np.abs(x))
-        r = 1.0 / (1.0 + e)
-        return np.where(x < 0, e * r, r)
-
     @_ieee  # the formulas square |x|: erf(huge) is 1, quietly
     def erf(self, x):
         """NumPy has no erf. For float16/32 one cheap formula suffices (Abramowitz-Stegun
@@ -275,31 +291,13 @@ class NumPyBackend(ArrayAPIBackend):
     def cumsum(self, x, axis):
         return np.cumsum(x, axis=axis, dtype=x.dtype)
 
-    def logsumexp(self, x, axes, keepdims):
+    def _shift(self, x, axes):
+        """The shared kernels' shift before ``exp`` (see ``XpKernels._shift``), checked on the
+        host: where the maximum is finite (nearly always) no ``np.errstate`` is needed."""
         m = np.maximum.reduce(x, axis=axes, keepdims=True)
-        if np.isfinite(m).all():  # exp(x - m) <= 1 and its sum >= 1: nothing can warn
-            out = np.log(np.add.reduce(np.exp(x - m), axis=axes, keepdims=True)) + m
-        else:
-            m = np.where(np.isinf(m), 0, m)
-            with _quiet(divide="ignore", over="ignore", invalid="ignore"):
-                out = np.log(np.add.reduce(np.exp(x - m), axis=axes, keepdims=True)) + m
-        return out if keepdims else np.squeeze(out, axis=axes)
-
-    def softmax(self, x, axis):
-        m = np.maximum.reduce(x, axis=axis, keepdims=True)
-        if np.isfinite(m).all():  # exp(x - m) <= 1 and its sum >= 1: nothing can warn
-            e = np.exp(x - m)
-            e /= np.add.reduce(e, axis=axis, keepdims=True)
-            return e
-        m = np.where(m == -np.inf, 0, m)  # an all -inf row: softmax is NaN there, quietly
-        with _quiet(invalid="ignore", over="ignore"):
-            e = np.exp(x - m)
-            e /= np.add.reduce(e, axis=axis, keepdims=True)
-        return e
-
-    @_ieee  # inf - inf in a row holding +inf: NaN, quietly
-    def log_softmax(self, x, axis):
-        return x - self.logsumexp(x, (axis,), True)
+        if np.isfinite(m).all():
+            return m, True
+        return np.where(m == -np.inf, 0, m), False  # +inf stays: NaN, as in PyTorch
 
     # ------------------------------------------------------------------ movement
     @staticmethod
@@ -320,33 +318,20 @@ class NumPyBackend(ArrayAPIBackend):
     def slice(self, x, key):
         return x[key]
 
-    def concat(self, arrays, axis):
-        return np.concatenate(arrays, axis=axis)
-
-    def flip(self, x, axes):
-        return np.flip(x, axis=axes)
-
-    def pad(self, x, widths, value):
-        return np.pad(x, widths, constant_values=value)
-
-    def gather(self, x, axis, index):
-        return np.take_along_axis(x, index, axis=axis)
-
-    def take(self, x, axis, index):
-        return np.take(x, index, axis=axis)
-
     def scatter_add(self, x, axis, index, src):
         out = np.array(x, copy=True)
-        np.add.at(out, _along_axis_key(index, axis), src)
+        if axis == 0 and index.ndim == 2 and index.strides[1] == 0:
+            add_rows(out, index[:, 0], src)  # an embedding's gradient: rows broadcast
+        else:
+            np.add.at(out, along_axis_key(index, axis), src)
         return out
 
-    def scatter(self, x, axis, index, src):
-        out = np.array(x, copy=True)
-        np.put_along_axis(out, index, src, axis=axis)
-        return out
-
-    def nonzero(self, x):
-        return np.argwhere(x).astype(np.int64, copy=False)
+    @staticmethod
+    def argsort(x, axis, descending):
+        if descending:  # stable descending: stable ascending of the reversed array, reversed
+            order = np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
+            return (x.shape[axis] - 1 - order).astype(np.int64, copy=False)
+        return np.argsort(x, axis=axis, kind="stable").astype(np.int64, copy=False)
 
 
 @hookimpl
@@ -369,15 +354,3 @@ def _erf_single(x):
             0.005223977625442188 - a2 * 0.0008548327023450852)))))
     out = np.where(a < 0.5, near, far)
     return np.copysign(out, x).astype(dtype, copy=False)
-
-
-def _argsort(x, axis, descending):
-    if descending:
-        order = np.flip(np.argsort(np.flip(x, axis), axis=axis, kind="stable"), axis)
-        return (x.shape[axis] - 1 - order).astype(np.int64, copy=False)
-    return np.argsort(x, axis=axis, kind="stable").astype(np.int64, copy=False)
-
-
-NumPyBackend.argsort = staticmethod(_argsort)
-
-from plugrad.backends.numpy import nn_kernels  # noqa: E402,F401 - installs the fused nn kernels
