@@ -51,8 +51,8 @@ class XpKernels:
         out = self._fused("sub_exp", x, m)
         if out is not None:
             return out
-        d = x - m
-        return self.xp.exp(d, out=d)  # ufunc ``out=``: NumPy and CuPy both have it
+        d = x - m  # (a NumPy scalar for 0-d input: no ``out=`` then)
+        return self.xp.exp(d, out=d) if d.ndim else self.xp.exp(d)  # ufunc ``out=``
 
     def _shift(self, x, axes):
         """What softmax-like kernels subtract before ``exp``: the maximum over ``axes`` (kept),
