@@ -1,12 +1,17 @@
 """The composite fallbacks of the nn kernels (part of :mod:`plugrad.backends.composites`).
 
-Same rules as there: only other kernels, called through ``self``. Geometry arguments of the
+Same rules as there: only other kernels, called through ``self`` (and the two helpers at the
+end, ``_mT`` and ``_sum_to``, themselves written so). Geometry arguments of the
 2-D window kernels: ``kernel``, ``stride``, ``dilation`` are ``(h, w)`` pairs of ints;
 ``padding`` is ``((top, bottom), (left, right))``; inputs are ``(N, C, H, W)``.
 """
 from __future__ import annotations
 
 import math
+
+_SQRT_HALF = math.sqrt(0.5)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
 def is_scalar(v) -> bool:
@@ -135,3 +140,111 @@ class NNComposites:
                              math.sqrt(2.0 / math.pi))
             return self.mul(self.mul(x, 0.5), self.add(self.tanh(inner), 1.0))
         return self.mul(self.mul(x, 0.5), self.add(self.erf(self.mul(x, math.sqrt(0.5))), 1.0))
+
+    # ------------------------------------------------------------------ backward kernels
+    def gelu_backward(self, g, x, approximate):
+        """``g * (Phi(x) + x phi(x))``, or the derivative of the tanh form,
+        ``g * ((1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3·0.044715 x²))`` with ``t`` the tanh."""
+        if approximate == "tanh":
+            x2 = self.mul(x, x)
+            inner = self.mul(self.add(x, self.mul(self.mul(x2, x), 0.044715)), _SQRT_2_OVER_PI)
+            t = self.tanh(inner)
+            left = self.mul(self.add(t, 1.0), 0.5)
+            d_inner = self.mul(self.add(self.mul(x2, 3 * 0.044715), 1.0), _SQRT_2_OVER_PI)
+            right = self.mul(self.mul(self.mul(x, 0.5), self.sub(1.0, self.mul(t, t))), d_inner)
+            return self.mul(g, self.add(left, right))
+        cdf = self.mul(self.add(self.erf(self.mul(x, _SQRT_HALF)), 1.0), 0.5)
+        pdf = self.mul(self.exp(self.mul(self.mul(x, x), -0.5)), _INV_SQRT_2PI)
+        return self.mul(g, self.add(cdf, self.mul(x, pdf)))
+
+    def softmax_backward(self, g, y, axis):
+        """As specified: ``y * (g - sum(g * y))``."""
+        return self.mul(y, self.sub(g, self.sum(self.mul(g, y), (axis,), True)))
+
+    def log_softmax_backward(self, g, y, axis):
+        """As specified: ``g - exp(y) * sum(g)``."""
+        return self.sub(g, self.mul(self.exp(y), self.sum(g, (axis,), True)))
+
+    def layer_norm_backward(self, g, x, weight, mean, rstd, n_axes, output_mask):
+        """With ``xhat = (x - mean) * rstd`` and ``gh = g * weight``:
+        ``gx = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))`` over the normalised axes,
+        ``gw = sum(g * xhat)`` and ``gb = sum(g)`` over the leading ones."""
+        nd = len(x.shape)
+        axes, lead = tuple(range(nd - n_axes, nd)), tuple(range(nd - n_axes))
+        count = 1
+        for a in axes:
+            count *= x.shape[a]
+        xhat = self.mul(self.sub(x, mean), rstd)
+        gx = gw = gb = None
+        if output_mask[0]:
+            gh = g if weight is None else self.mul(g, weight)
+            a = self.div(self.sum(gh, axes, True), count)
+            b = self.div(self.sum(self.mul(gh, xhat), axes, True), count)
+            gx = self.mul(self.sub(self.sub(gh, a), self.mul(xhat, b)), rstd)
+        if output_mask[1] and weight is not None:
+            gw = self.sum(self.mul(g, xhat), lead, False)
+        if output_mask[2]:
+            gb = self.sum(g, lead, False)
+        return gx, gw, gb
+
+    def max_pool2d_backward(self, g, indices, input_shape):
+        """One ``scatter_add`` into zeros of ``(N, C, H * W)``."""
+        n, c, h, w = input_shape
+        flat = (n, c, g.shape[2] * g.shape[3])
+        out = self.scatter_add(self.full((n, c, h * w), 0, self.dtype_of(g), None), 2,
+                               self.reshape(indices, flat), self.reshape(g, flat))
+        return self.reshape(out, tuple(input_shape))
+
+    def cross_entropy_backward(self, g, x, target, valid, scale):
+        """As specified, the one-hot made by comparing ``target`` with an ``arange`` of the
+        classes."""
+        dtype = self.dtype_of(x)
+        nd, c = len(x.shape), x.shape[1]
+        classes = self.reshape(self.arange(0, c, 1, "int64", None), (1, c) + (1,) * (nd - 2))
+        with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
+        one_hot = self.astype(self.eq(self.reshape(target, with_class), classes), dtype)
+        grad = self.sub(self.softmax(x, 1), one_hot)
+        if valid is not None:
+            grad = self.mul(grad, self.astype(self.reshape(valid, with_class), dtype))
+        return self.mul(grad, self.mul(g, scale))
+
+    # ------------------------------------------------------------------ attention
+    def scaled_dot_product_attention(self, q, k, v, mask, scale):
+        """``(q * scale) k^T`` plus the mask, a softmax whose all-masked rows give 0 (their
+        maximum is taken as 0 and their sum as 1), then ``attn v``."""
+        s = self.matmul(self.mul(q, scale), self._mT(k))
+        if mask is not None:
+            s = self.add(s, mask)
+        if not s.shape[-1]:  # no keys: no weights, and an output of zeros
+            return self.matmul(s, v), s
+        last = len(s.shape) - 1
+        m = self.max(s, (last,), True)
+        e = self.exp(self.sub(s, self.where(self.eq(m, -math.inf), 0.0, m)))
+        den = self.sum(e, (last,), True)
+        attn = self.div(e, self.where(self.eq(den, 0.0), 1.0, den))
+        return self.matmul(attn, v), attn
+
+    def scaled_dot_product_attention_backward(self, g, q, k, v, attn, scale):
+        """``gv = attn^T g``; ``gs = softmax_backward(g v^T, attn)``; ``gq = gs k scale``;
+        ``gk = gs^T q scale``; each summed to its input's shape."""
+        gv = self.matmul(self._mT(attn), g)
+        gs = self.softmax_backward(self.matmul(g, self._mT(v)), attn, len(attn.shape) - 1)
+        gq = self.mul(self.matmul(gs, k), scale)
+        gk = self.mul(self.matmul(self._mT(gs), q), scale)
+        return self._sum_to(gq, q.shape), self._sum_to(gk, k.shape), self._sum_to(gv, v.shape)
+
+    # ------------------------------------------------------------------ helpers
+    def _mT(self, a):
+        """``a`` with its last two axes swapped."""
+        nd = len(a.shape)
+        return self.permute(a, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+    def _sum_to(self, x, shape):
+        """``x`` summed over the dims along which ``shape`` was broadcast to ``x.shape``."""
+        shape = tuple(shape)
+        if tuple(x.shape) == shape:
+            return x
+        lead = len(x.shape) - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                          if n == 1 and x.shape[lead + i] != 1)
+        return self.reshape(self.sum(x, axes, True), shape)

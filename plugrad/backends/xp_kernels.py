@@ -18,18 +18,18 @@ from __future__ import annotations
 import contextlib
 import math
 
+from plugrad.backends._xp_windows import XpWindowKernels
+from plugrad.backends.array_api import along_axis_key
+
 _NULL = contextlib.nullcontext()
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 _SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-def _window(i, d, s, out_n):
-    """The slice of padded rows (or columns) that kernel tap ``i`` reads for ``out_n`` outputs."""
-    return slice(i * d, i * d + s * (out_n - 1) + 1, s)
-
-
-class XpKernels:
-    """The nn and activation kernels over ``self.xp`` (mixed into NumPy's and CuPy's backends)."""
+class XpKernels(XpWindowKernels):
+    """The nn and activation kernels over ``self.xp`` (mixed into NumPy's and CuPy's backends;
+    the window kernels are in :class:`~plugrad.backends._xp_windows.XpWindowKernels`)."""
 
     def _fused(self, name: str, *arrays):
         """The result of the fused elementwise kernel ``name`` on ``arrays``, or None where
@@ -62,14 +62,19 @@ class XpKernels:
         never looks at the values on the host (that would sync a GPU), so it says False;
         NumPy's checks."""
         xp = self.xp
-        m = self.max(x, axes, True)
+        m = xp.max(x, axis=axes, keepdims=True)
         return xp.where(xp.isinf(m), 0.0, m), False
+
+    def _sum_kept(self, x, axes):
+        """``sum(x, axes)`` with the reduced dims kept (a hook: NumPy calls the ufunc method,
+        which is a few microseconds cheaper than ``np.sum``)."""
+        return self.xp.sum(x, axis=axes, keepdims=True)
 
     def _quiet_if(self, finite: bool):
         return _NULL if finite else self._quiet()
 
     def _log_sum_exp(self, x, m, axes):
-        out = self.xp.log(self.sum(self._sub_exp(x, m), axes, True))
+        out = self.xp.log(self._sum_kept(self._sub_exp(x, m), axes))
         out += m
         return out
 
@@ -77,7 +82,7 @@ class XpKernels:
         m, finite = self._shift(x, (axis,))
         with self._quiet_if(finite):  # an all -inf row is NaN, quietly (as in PyTorch)
             e = self._sub_exp(x, m)
-            e /= self.sum(e, (axis,), True)
+            e /= self._sum_kept(e, (axis,))
         return e
 
     def log_softmax(self, x, axis):
@@ -135,77 +140,130 @@ class XpKernels:
             y += bias
         return y, mean, rstd
 
-    # ------------------------------------------------------------------ windows
-    def _taps(self, x, kernel, stride, padding, dilation, value=0):
-        """Contiguous im2col ``(N, C, kh*kw, OH, OW)`` of ``x`` padded by ``value``: one
-        strided slice copy per kernel tap (faster than copying a 6-D sliding-window view)."""
+    # ------------------------------------------------------------------ backward kernels
+    def gelu_backward(self, g, x, approximate):
+        out = self._fused("gelu_tanh_backward" if approximate == "tanh" else
+                          "gelu_erf_backward", g, x)
+        if out is not None:
+            return out
         xp = self.xp
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        if any(p for pair in padding for p in pair):
-            x = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), mode="constant",
-                       constant_values=value)
-        n, c, hp, wp = x.shape
-        oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
-        out = xp.empty((n, c, kh * kw, oh, ow), dtype=x.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                out[:, :, i * kw + j] = x[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)]
-        return out
+        if approximate == "tanh":
+            x2 = x * x
+            t = x2 * x
+            t *= 0.044715
+            t += x
+            t *= _SQRT_2_OVER_PI
+            t = xp.tanh(t)
+            right = t * t  # right = x/2 (1 - t²) √(2/π) (1 + 3·0.044715 x²)
+            right -= 1.0
+            right *= -0.5
+            right *= x
+            x2 *= 3 * 0.044715
+            x2 += 1.0
+            x2 *= _SQRT_2_OVER_PI
+            right *= x2
+            t += 1.0  # left = (1 + t) / 2
+            t *= 0.5
+            t += right
+        else:
+            t = self.erf(x * _SQRT_HALF)  # cdf = (1 + erf(x/√2)) / 2
+            t += 1.0
+            t *= 0.5
+            pdf = x * x
+            pdf *= -0.5
+            pdf = xp.exp(pdf)
+            pdf *= _INV_SQRT_2PI
+            pdf *= x
+            t += pdf
+        t *= g
+        return t
 
-    def _grouped_cols(self, x, weight_shape, stride, padding, dilation, groups):
-        o, cg, kh, kw = weight_shape
-        cols = self._taps(x, (kh, kw), stride, padding, dilation)
-        n, _, _, oh, ow = cols.shape
-        return cols.reshape(n, groups, cg * kh * kw, oh * ow), oh, ow
+    def softmax_backward(self, g, y, axis):
+        gy = g * y
+        s = self._sum_kept(gy, (axis,))
+        out = self._fused("softmax_backward", g, y, s)
+        if out is not None:
+            return out
+        gy = self.xp.subtract(g, s, out=gy)  # y * (g - s), in the product's temporary
+        gy *= y
+        return gy
 
-    def unfold2d(self, x, kernel, stride, padding, dilation, value=0):
-        cols = self._taps(x, kernel, stride, padding, dilation, value)
-        return cols.reshape(cols.shape[:2] + tuple(kernel) + cols.shape[3:])
+    def log_softmax_backward(self, g, y, axis):
+        s = self._sum_kept(g, (axis,))
+        out = self._fused("log_softmax_backward", g, y, s)
+        if out is not None:
+            return out
+        e = self.xp.exp(y)
+        e *= s
+        return self.xp.subtract(g, e, out=e)
 
-    def fold2d(self, cols, input_hw, kernel, stride, padding, dilation):
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        (pt, pb), (pl, pr) = padding
-        n, c, _, _, oh, ow = cols.shape
-        out = self.xp.zeros((n, c, input_hw[0] + pt + pb, input_hw[1] + pl + pr),
-                            dtype=cols.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                out[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)] += cols[:, :, i, j]
-        return out[:, :, pt:pt + input_hw[0], pl:pl + input_hw[1]]
-
-    def conv2d(self, x, w, stride, padding, dilation, groups):
-        o = w.shape[0]
-        cols, oh, ow = self._grouped_cols(x, w.shape, stride, padding, dilation, groups)
-        out = self.xp.matmul(w.reshape(groups, o // groups, -1), cols)  # N, G, O/G, L
-        return out.reshape(x.shape[0], o, oh, ow)
-
-    def conv2d_grad_input(self, g, w, input_hw, stride, padding, dilation, groups):
-        o, cg, kh, kw = w.shape
-        n, _, oh, ow = g.shape
-        wt = self.xp.matrix_transpose(w.reshape(groups, o // groups, cg * kh * kw))
-        cols = self.xp.matmul(wt, g.reshape(n, groups, o // groups, oh * ow))
-        return self.fold2d(cols.reshape(n, groups * cg, kh, kw, oh, ow), input_hw, (kh, kw),
-                           stride, padding, dilation)
-
-    def conv2d_grad_weight(self, g, x, weight_shape, stride, padding, dilation, groups):
+    def layer_norm_backward(self, g, x, weight, mean, rstd, n_axes, output_mask):
         xp = self.xp
-        o = weight_shape[0]
-        cols, oh, ow = self._grouped_cols(x, weight_shape, stride, padding, dilation, groups)
-        gm = g.reshape(g.shape[0], groups, o // groups, oh * ow)
-        return xp.sum(xp.matmul(gm, xp.matrix_transpose(cols)), axis=0).reshape(weight_shape)
+        axes, lead = tuple(range(x.ndim - n_axes, x.ndim)), tuple(range(x.ndim - n_axes))
+        xhat = self._fused("standardize", x, mean, rstd)
+        if xhat is None:
+            xhat = x - mean
+            xhat *= rstd
+        gx = gw = gb = None
+        if output_mask[0]:
+            gh = g if weight is None else g * weight
+            a = xp.mean(gh, axis=axes, keepdims=True)
+            b = xp.mean(gh * xhat, axis=axes, keepdims=True)
+            gx = self._fused("layer_norm_grad_input", gh, xhat, a, b, rstd)
+            if gx is None:  # rstd * (gh - a - xhat * b)
+                gx = gh - a
+                b = xhat * b
+                gx -= b
+                gx *= rstd
+        if output_mask[1] and weight is not None:
+            gw = self.sum(g * xhat, lead, False)
+        if output_mask[2]:
+            gb = self.sum(g, lead, False)
+        return gx, gw, gb
 
-    def max_pool2d(self, x, kernel, stride, padding, dilation):
+    def cross_entropy_backward(self, g, x, target, valid, scale):
+        p = self.softmax(x, 1)  # a fresh array: the one-hot is subtracted in place
+        with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
+        p[along_axis_key(target.reshape(with_class), 1, self.xp)] -= 1.0
+        if valid is not None:
+            p *= valid.reshape(with_class)
+        p *= g * scale
+        return p
+
+    # ------------------------------------------------------------------ attention
+    def scaled_dot_product_attention(self, q, k, v, mask, scale):
         xp = self.xp
-        (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-        (pt, _), (pl, _) = padding
-        cols = self._taps(x, kernel, stride, padding, dilation, -math.inf)
-        _, _, _, oh, ow = cols.shape
-        tap = xp.argmax(cols, axis=2)
-        out = xp.take_along_axis(cols, tap[:, :, None], axis=2)[:, :, 0]
-        tap = xp.astype(tap, xp.int64, copy=False)
-        ki, kj = tap // kw, tap % kw
-        rows = (xp.arange(oh, dtype=xp.int64) * sh - pt)[:, None] + ki * dh
-        cols_ = (xp.arange(ow, dtype=xp.int64) * sw - pl)[None, :] + kj * dw
-        rows *= x.shape[3]
-        rows += cols_
-        return out, rows
+        s = xp.matmul(q * scale, xp.matrix_transpose(k))  # a transposed view: no copy
+        if mask is not None:
+            s = s + mask if _grows(s.shape, mask.shape) else _iadd(s, mask)
+        if not s.shape[-1]:  # no keys: no weights, and an output of zeros
+            return xp.matmul(s, v), s
+        with self._quiet():  # only a +inf score can meet an edge case (inf - inf)
+            m = xp.max(s, axis=-1, keepdims=True)
+            s -= xp.where(m == -math.inf, 0.0, m)  # an all-masked row keeps its -inf
+            s = xp.exp(s, out=s)
+            den = xp.sum(s, axis=-1, keepdims=True)
+            s /= xp.where(den == 0.0, 1.0, den)  # ... and gets weights 0
+        return xp.matmul(s, v), s
+
+    def scaled_dot_product_attention_backward(self, g, q, k, v, attn, scale):
+        xp = self.xp
+        gv = xp.matmul(xp.matrix_transpose(attn), g)
+        gs = self.softmax_backward(xp.matmul(g, xp.matrix_transpose(v)), attn, attn.ndim - 1)
+        gq = xp.matmul(gs, k)
+        gq *= scale
+        gk = xp.matmul(xp.matrix_transpose(gs), q)
+        gk *= scale
+        return self._sum_to(gq, q.shape), self._sum_to(gk, k.shape), self._sum_to(gv, v.shape)
+
+
+def _grows(shape, other) -> bool:
+    """Whether broadcasting ``other`` against ``shape`` gives more than ``shape``."""
+    if len(other) > len(shape):
+        return True
+    return any(o != 1 and o != n for n, o in zip(shape[::-1], other[::-1]))
+
+
+def _iadd(a, b):
+    a += b
+    return a

@@ -1404,6 +1404,80 @@ for _dev, _kernels in KNOWN_BREACHES.items():
                 _op.xfails[(_test[0] if _test else "test_kernel_*", _dev, _dt)] = _why
 
 
+# ---------------------------------------------------------------------- fused backward kernels
+def k_gelu_backward(make, dtype):
+    for mode in ("none", "tanh"):
+        yield S((make(2, 3), make(2, 3, low=-3, high=3), mode), name=mode)
+    yield S((make(0, 3), make(0, 3), "none"), name="zero-size")
+
+
+def k_softmax_backward(make, dtype):
+    yield S((make(2, 3), make(2, 3, low=0.05, high=0.9), 1), name="axis 1")
+    yield S((make(3, 2, layout="T"), make(3, 2, low=0.05, high=0.9), 0), name="axis 0, transposed")
+
+
+def k_log_softmax_backward(make, dtype):
+    yield S((make(2, 3), make(2, 3, low=-3, high=-0.1), 1), name="axis 1")
+    yield S((make(2, 2, 3), make(2, 2, 3, low=-3, high=-0.1), 0), name="axis 0, 3-d")
+
+
+def k_layer_norm_backward(make, dtype):
+    stats = dict(low=0.5, high=2.0)
+    yield S((make(2, 3), make(2, 3), make(3), make(2, 1), make(2, 1, **stats), 1,
+             (True, True, True)), name="affine, all grads")
+    yield S((make(2, 2, 3), make(2, 2, 3), None, make(2, 1, 1), make(2, 1, 1, **stats), 2,
+             (True, False, True)), name="no weight, 2 axes")
+    yield S((make(3,), make(3,), make(3), make(1), make(1, **stats), 1, (False, True, False)),
+            name="1-d, weight grad only")
+
+
+def k_max_pool2d_backward(make, dtype):
+    yield S((make(1, 2, 2, 2), make.index((1, 2, 2, 2), 16), (1, 2, 4, 4)), name="2x2 of 4x4")
+    yield S((make(2, 1, 3, 2), make.index((2, 1, 3, 2), 4), (2, 1, 2, 2)),
+            name="overlapping windows (repeats accumulate)")
+
+
+def k_cross_entropy_backward(make, dtype):
+    yield S((make(), make(4, 3), make.index((4,), 3), None, 0.25), name="mean, 2-d")
+    yield S((make(), make(2, 3, 2), make.index((2, 2), 3), make.mask((2, 2)), 1.0),
+            name="sum, 3-d, some ignored")
+
+
+def _additive_mask(shape, dtype):
+    """0 where attending is allowed, -inf where not; row 0 of the first batch all masked."""
+    keep = np.random.default_rng(7).random(shape) < 0.6
+    keep[..., 1, 0] = True
+    keep.reshape((-1,) + shape[-2:])[0, 0] = False
+    return Arr(np.where(keep, 0.0, -math.inf).astype(dtype), dtype)
+
+
+def k_sdpa(make, dtype):
+    yield S((make(2, 3, 4), make(2, 5, 4), make(2, 5, 3), None, 0.5), name="no mask")
+    yield S((make(2, 3, 4), make(2, 5, 4), make(2, 5, 3), _additive_mask((2, 3, 5), dtype),
+             0.5), name="mask, one row fully masked")
+    yield S((make(2, 1, 3, 2), make(1, 2, 4, 2), make(1, 2, 4, 2), _additive_mask((3, 4), dtype),
+             1.0), name="broadcast batch and mask")
+
+
+def k_sdpa_backward(make, dtype):
+    yield S((make(2, 3, 3), make(2, 3, 4), make(2, 5, 4), make(2, 5, 3),
+             make(2, 3, 5, low=0, high=0.4), 0.5), name="3-d")
+    yield S((make(2, 2, 3, 2), make(2, 1, 3, 2), make(1, 2, 4, 2), make(1, 2, 4, 2),
+             make(2, 2, 3, 4, low=0, high=0.4), 1.0), name="broadcast batch (summed)")
+
+
+_add(
+    _K("gelu_backward", k_gelu_backward, K_FLOATS),
+    _K("softmax_backward", k_softmax_backward, K_FLOATS),
+    _K("log_softmax_backward", k_log_softmax_backward, K_FLOATS),
+    _K("layer_norm_backward", k_layer_norm_backward, K_FLOATS),
+    _K("max_pool2d_backward", k_max_pool2d_backward, K_FLOATS),
+    _K("cross_entropy_backward", k_cross_entropy_backward, K_FLOATS),
+    _K("scaled_dot_product_attention", k_sdpa, K_FLOATS),
+    _K("scaled_dot_product_attention_backward", k_sdpa_backward, K_FLOATS),
+)
+
+
 # ====================================================================== lookup, coverage
 def ops(kind: str | None = None) -> list[OpInfo]:
     return [o for o in OP_DB if kind is None or o.kind == kind]

@@ -6,17 +6,16 @@ What is here is NumPy policy where it pays per call: small tensors are dominated
 overhead, so the hot primitives are NumPy's ufuncs bound directly (no wrapper, no
 ``self.xp`` lookup); ops that can raise floating-point warnings (``log(0)``, ``0/0``) silence
 only the ones possible, and only where possible, since ``np.errstate`` costs about 2 µs;
-``update_`` writes with ``out=``; ``scatter_add`` avoids ``np.add.at`` for embedding-style
-gradients.
+``update_`` writes with ``out=``; ``scatter_add`` avoids ``np.add.at``'s slow path.
 """
 from __future__ import annotations
 
 import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
 
-from plugrad.backends.array_api import ArrayAPIBackend, along_axis_key
+from plugrad.backends.array_api import ArrayAPIBackend
 from plugrad.backends.hooks import hookimpl
-from plugrad.backends.numpy._scatter import add_rows
+from plugrad.backends.numpy._scatter import scatter_add_into
 from plugrad.backends.xp_kernels import XpKernels
 
 _quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
@@ -299,6 +298,10 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
             return m, True
         return np.where(m == -np.inf, 0, m), False  # +inf stays: NaN, as in PyTorch
 
+    @staticmethod
+    def _sum_kept(x, axes):
+        return np.add.reduce(x, axes, None, None, True)
+
     # ------------------------------------------------------------------ movement
     @staticmethod
     def reshape(x, shape):
@@ -319,11 +322,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         return x[key]
 
     def scatter_add(self, x, axis, index, src):
-        out = np.array(x, copy=True)
-        if axis == 0 and index.ndim == 2 and index.strides[1] == 0:
-            add_rows(out, index[:, 0], src)  # an embedding's gradient: rows broadcast
-        else:
-            np.add.at(out, along_axis_key(index, axis), src)
+        out = np.array(x, copy=True, order="C")
+        scatter_add_into(out, axis, index, src)  # not np.add.at's slow path (see _scatter)
         return out
 
     @staticmethod
