@@ -17,6 +17,12 @@ def _window(i, d, s, out_n):
 class XpWindowKernels:
     """The 2-D window kernels over ``self.xp``."""
 
+    def _mm(self, a, b):
+        """``matmul`` in ``a``'s dtype (NumPy multiplies bfloat16 into float32), quietly."""
+        with self._quiet():  # inf * 0 inside: NaN
+            out = self.xp.matmul(a, b)
+        return out if out.dtype == a.dtype else self.xp.astype(out, a.dtype)
+
     def _taps(self, x, kernel, stride, padding, dilation, value=0):
         """Contiguous im2col ``(N, C, kh*kw, OH, OW)`` of ``x`` padded by ``value``: one
         strided slice copy per kernel tap (faster than copying a 6-D sliding-window view)."""
@@ -57,14 +63,14 @@ class XpWindowKernels:
     def conv2d(self, x, w, stride, padding, dilation, groups):
         o = w.shape[0]
         cols, oh, ow = self._grouped_cols(x, w.shape, stride, padding, dilation, groups)
-        out = self.xp.matmul(w.reshape(groups, o // groups, -1), cols)  # N, G, O/G, L
+        out = self._mm(w.reshape(groups, o // groups, -1), cols)  # N, G, O/G, L
         return out.reshape(x.shape[0], o, oh, ow)
 
     def conv2d_grad_input(self, g, w, input_hw, stride, padding, dilation, groups):
         o, cg, kh, kw = w.shape
         n, _, oh, ow = g.shape
         wt = self.xp.matrix_transpose(w.reshape(groups, o // groups, cg * kh * kw))
-        cols = self.xp.matmul(wt, g.reshape(n, groups, o // groups, oh * ow))
+        cols = self._mm(wt, g.reshape(n, groups, o // groups, oh * ow))
         return self.fold2d(cols.reshape(n, groups * cg, kh, kw, oh, ow), input_hw, (kh, kw),
                            stride, padding, dilation)
 
@@ -73,7 +79,7 @@ class XpWindowKernels:
         o = weight_shape[0]
         cols, oh, ow = self._grouped_cols(x, weight_shape, stride, padding, dilation, groups)
         gm = g.reshape(g.shape[0], groups, o // groups, oh * ow)
-        return xp.sum(xp.matmul(gm, xp.matrix_transpose(cols)), axis=0).reshape(weight_shape)
+        return xp.sum(self._mm(gm, xp.matrix_transpose(cols)), axis=0).reshape(weight_shape)
 
     def max_pool2d(self, x, kernel, stride, padding, dilation):
         xp = self.xp

@@ -83,13 +83,15 @@ class Composites(NNComposites):
     def remainder(self, a, b):
         """``a - (a // b) * b``, except that a finite ``a`` over ``b = ±inf`` is ``a`` when
         ``a`` is zero or has ``b``'s sign and ``b`` otherwise (the formula gives NaN there).
-        float16/float32 are computed in float64, where the product is exact. float64 is
+        float16/float32 are computed in float64, where the product is exact (a scalar operand
+        rounded to the dtype first). float64 is
         inexact once ``|a / b|`` exceeds ``2**53`` (``1e17 % 3.0`` gives 0.0, not 1.0): the
         rounding of ``(a // b) * b`` is lost. A backend with ``fmod`` overrides this."""
         like = b if is_scalar(a) else a
         dtype = self.dtype_of(like)
         if dtype in ("float16", "float32") and "float64" in self.dtypes:
-            wide = [v if is_scalar(v) else self.astype(v, "float64") for v in (a, b)]
+            # (a Python scalar is rounded to the dtype first: the weak-scalar rule)
+            wide = [self.astype(self._as_array(v, like), "float64") for v in (a, b)]
             return self.astype(self.remainder(*wide), dtype)
         out = self.sub(a, self.mul(self.floordiv(a, b), b))
         if not is_floating(dtype) or is_scalar(b) and math.isfinite(b):

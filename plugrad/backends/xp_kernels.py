@@ -54,16 +54,17 @@ class XpKernels(XpWindowKernels):
         d = x - m  # (a NumPy scalar for 0-d input: no ``out=`` then)
         return self.xp.exp(d, out=d) if d.ndim else self.xp.exp(d)  # ufunc ``out=``
 
-    def _shift(self, x, axes):
+    def _shift(self, x, axes, keep_pos_inf=False):
         """What softmax-like kernels subtract before ``exp``: the maximum over ``axes`` (kept),
         with infinities replaced by 0 (so an all ``-inf`` slice never computes
-        ``-inf - -inf``); and whether the maximum was finite everywhere, in which case nothing
-        after it can meet an IEEE edge case and the error state need not be set. This version
-        never looks at the values on the host (that would sync a GPU), so it says False;
-        NumPy's checks."""
+        ``-inf - -inf``, and ``logsumexp`` of a slice holding ``+inf`` is ``inf``); with
+        ``keep_pos_inf`` a ``+inf`` maximum stays (softmax is then NaN there, as in PyTorch).
+        Also whether the maximum was finite everywhere, in which case nothing after it can
+        meet an IEEE edge case and the error state need not be set. This version never looks
+        at the values on the host (that would sync a GPU), so it says False; NumPy's checks."""
         xp = self.xp
         m = xp.max(x, axis=axes, keepdims=True)
-        return xp.where(xp.isinf(m), 0.0, m), False
+        return xp.where((m == -math.inf) if keep_pos_inf else xp.isinf(m), 0.0, m), False
 
     def _sum_kept(self, x, axes):
         """``sum(x, axes)`` with the reduced dims kept (a hook: NumPy calls the ufunc method,
@@ -79,7 +80,7 @@ class XpKernels(XpWindowKernels):
         return out
 
     def softmax(self, x, axis):
-        m, finite = self._shift(x, (axis,))
+        m, finite = self._shift(x, (axis,), keep_pos_inf=True)
         with self._quiet_if(finite):  # an all -inf row is NaN, quietly (as in PyTorch)
             e = self._sub_exp(x, m)
             e /= self._sum_kept(e, (axis,))
@@ -233,26 +234,26 @@ class XpKernels(XpWindowKernels):
     # ------------------------------------------------------------------ attention
     def scaled_dot_product_attention(self, q, k, v, mask, scale):
         xp = self.xp
-        s = xp.matmul(q * scale, xp.matrix_transpose(k))  # a transposed view: no copy
+        s = self._mm(q * scale, xp.matrix_transpose(k))  # a transposed view: no copy
         if mask is not None:
             s = s + mask if _grows(s.shape, mask.shape) else _iadd(s, mask)
         if not s.shape[-1]:  # no keys: no weights, and an output of zeros
-            return xp.matmul(s, v), s
+            return self._mm(s, v), s
         with self._quiet():  # only a +inf score can meet an edge case (inf - inf)
             m = xp.max(s, axis=-1, keepdims=True)
             s -= xp.where(m == -math.inf, 0.0, m)  # an all-masked row keeps its -inf
             s = xp.exp(s, out=s)
             den = xp.sum(s, axis=-1, keepdims=True)
             s /= xp.where(den == 0.0, 1.0, den)  # ... and gets weights 0
-        return xp.matmul(s, v), s
+        return self._mm(s, v), s
 
     def scaled_dot_product_attention_backward(self, g, q, k, v, attn, scale):
         xp = self.xp
-        gv = xp.matmul(xp.matrix_transpose(attn), g)
-        gs = self.softmax_backward(xp.matmul(g, xp.matrix_transpose(v)), attn, attn.ndim - 1)
-        gq = xp.matmul(gs, k)
+        gv = self._mm(xp.matrix_transpose(attn), g)
+        gs = self.softmax_backward(self._mm(g, xp.matrix_transpose(v)), attn, attn.ndim - 1)
+        gq = self._mm(gs, k)
         gq *= scale
-        gk = xp.matmul(xp.matrix_transpose(gs), q)
+        gk = self._mm(xp.matrix_transpose(gs), q)
         gk *= scale
         return self._sum_to(gq, q.shape), self._sum_to(gk, k.shape), self._sum_to(gv, v.shape)
 

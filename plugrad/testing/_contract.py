@@ -200,9 +200,7 @@ _WEAK_OPS = ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "lt"
 
 @clause("weak scalars take the array's dtype", _WEAK_OPS + ("where",), FLOAT_NAMES,
         "A scalar is 'weak': it takes the array's dtype (it is rounded to it first; the "
-        "result has the array's dtype)",
-        xfails={("pylist", "float16"): "composite remainder: scalar not rounded first",
-                ("pylist", "float32"): "composite remainder: scalar not rounded first"})
+        "result has the array's dtype)")
 def _weak_scalars(k, dtype):
     rng = np.random.default_rng(3)
     host = rng.uniform(0.5, 2.0, 48).astype(numpy_dtype(dtype))

@@ -1378,23 +1378,15 @@ _add(
 
 # ---------------------------------------------------------------------- kernels: known breaches
 # Backends that break a clause today, with the reason; each is a strict xfail, so a fix shows
-# up as an XPASS and the entry goes. The fixes wait for the contract split (branch `backends`,
-# see ../shared/reports/conformance-findings-for-backends.md).
+# up as an XPASS and the entry goes (see ../shared/reports/conformance-findings-for-backends.md;
+# ArrayAPIBackend's and the composite remainder's breaches were fixed with the contract split).
 _WARNS = "emits a NumPy RuntimeWarning on IEEE edge cases (overflow, inf - inf, sin(inf)); " \
          "the contract wants the IEEE result and no warning"
 KNOWN_BREACHES = {
     # device: {kernel: (dtypes, reason[, test pattern; default: both kernel tests])}
-    "strict": {**{n: (("float32", "float64"), f"ArrayAPIBackend {_WARNS}") for n in (
-        "add", "sub", "mul", "sum", "prod", "cumsum", "sin", "cos", "erf", "matmul", "softmax",
-        "log_softmax")},
-        "from_numpy": (("float32",), f"ArrayAPIBackend {_WARNS}"),
-        "astype": (("float64",), f"ArrayAPIBackend {_WARNS}")},
     "mini": {**{n: (("float32", "float64"), f"the guide's plugrad-minimal {_WARNS}") for n in (
         "sin", "cos", "sum", "cumsum", "matmul")},
         "from_numpy": (("float32",), f"the guide's plugrad-minimal {_WARNS}")},
-    "pylist": {"remainder": (("float16",), "the composite remainder widens float16 to float64 "
-                                           "before rounding a weak scalar to float16",
-                             "test_kernel_forward")},
 }
 for _dev, _kernels in KNOWN_BREACHES.items():
     for _op in [o for o in OP_DB if o.kind == "kernel"]:

@@ -13,19 +13,12 @@ from __future__ import annotations
 import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
 
-from plugrad.backends.array_api import ArrayAPIBackend
+from plugrad.backends.array_api import NUMPY_ERRSTATE, NUMPY_IGNORE_ALL, ArrayAPIBackend
 from plugrad.backends.hooks import hookimpl
 from plugrad.backends.numpy._scatter import scatter_add_into
 from plugrad.backends.xp_kernels import XpKernels
 
 _quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
-
-try:  # NumPy 2 keeps its error state in a context variable: setting it is ~50x cheaper
-    from numpy._core._ufunc_config import _extobj_contextvar as _ERRSTATE
-    with np.errstate(all="ignore"):
-        _IGNORE_ALL = _ERRSTATE.get()
-except (ImportError, AttributeError):  # pragma: no cover - another NumPy layout
-    _ERRSTATE = None
 
 
 def _ieee(fn):
@@ -33,33 +26,20 @@ def _ieee(fn):
     (``inf`` on overflow, NaN for ``inf - inf`` or ``sin(inf)``) and no warning. The same as
     ``with np.errstate(all="ignore")``, at the cost of setting a context variable (0.1 us
     rather than 2 us) where NumPy exposes it."""
-    if _ERRSTATE is None:  # pragma: no cover
+    if NUMPY_ERRSTATE is None:  # pragma: no cover
         def quiet(*args, **kwargs):
             with np.errstate(all="ignore"):
                 return fn(*args, **kwargs)
     else:
         def quiet(*args, **kwargs):
-            token = _ERRSTATE.set(_IGNORE_ALL)
+            token = NUMPY_ERRSTATE.set(NUMPY_IGNORE_ALL)
             try:
                 return fn(*args, **kwargs)
             finally:
-                _ERRSTATE.reset(token)
+                NUMPY_ERRSTATE.reset(token)
     quiet.__name__ = quiet.__qualname__ = getattr(fn, "__name__", "kernel")
     quiet.__doc__ = fn.__doc__
     return quiet
-
-
-class _IgnoreAll:
-    """``np.errstate(all="ignore")`` as a set of the context variable (see :func:`_ieee`): the
-    shared implementation's ``_quiet`` hook on NumPy."""
-
-    __slots__ = ("token",)
-
-    def __enter__(self):
-        self.token = _ERRSTATE.set(_IGNORE_ALL)
-
-    def __exit__(self, *exc):
-        _ERRSTATE.reset(self.token)
 
 
 _F16 = np.dtype(np.float16)
@@ -95,9 +75,6 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
                                  "float16", "bfloat16", "float32", "float64"})
         self.xp = np  # NumPy 2 is itself an Array API namespace
 
-    def _quiet(self):
-        return _IgnoreAll() if _ERRSTATE is not None else np.errstate(all="ignore")
-
     @staticmethod
     def dtype_of(x) -> str:
         try:
@@ -120,6 +97,9 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         if not shape:  # np.full is Python code; a 0-d array (loss.backward()'s seed) needs none
             return np.array(value, dtype=dtype)
         return np.full(shape, value, dtype=dtype)
+
+    def arange(self, start, stop, step, dtype, device):
+        return np.arange(start, stop, step, dtype=dtype)  # a name NumPy resolves (bfloat16)
 
     @_ieee  # float64 -> float16 overflow gives inf, quietly
     def astype(self, x, dtype):
@@ -250,19 +230,6 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
             return super().erf(x)
         return _erf_single(x)
 
-    # ------------------------------------------------------------------ random
-    def uniform(self, shape, dtype, device):
-        """U[0, 1): float32 samples rounded *toward zero* to a narrow dtype (rounding to
-        nearest turns the top of the range into 1.0), so each value keeps its own bin."""
-        if dtype not in ("float16", "bfloat16"):
-            return super().uniform(shape, dtype, device)
-        u = self._rng.random(shape, dtype=np.float32)
-        if dtype == "bfloat16":  # truncating the low 16 bits of a float32 is toward zero
-            return (np.asarray(u).view(np.uint32) & np.uint32(0xFFFF0000)).view(
-                np.float32).astype(_BF16)
-        out = u.astype(np.float16)
-        return np.where(out > u, np.nextafter(out, np.float16(0)), out)
-
     # ------------------------------------------------------------------ reductions
     @_ieee  # overflow to inf, inf - inf: quietly
     def sum(self, x, axes, keepdims):
@@ -290,13 +257,13 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     def cumsum(self, x, axis):
         return np.cumsum(x, axis=axis, dtype=x.dtype)
 
-    def _shift(self, x, axes):
+    def _shift(self, x, axes, keep_pos_inf=False):
         """The shared kernels' shift before ``exp`` (see ``XpKernels._shift``), checked on the
-        host: where the maximum is finite (nearly always) no ``np.errstate`` is needed."""
+        host: where the maximum is finite (nearly always) no error state is needed."""
         m = np.maximum.reduce(x, axis=axes, keepdims=True)
         if np.isfinite(m).all():
             return m, True
-        return np.where(m == -np.inf, 0, m), False  # +inf stays: NaN, as in PyTorch
+        return np.where((m == -np.inf) if keep_pos_inf else np.isinf(m), 0, m), False
 
     @staticmethod
     def _sum_kept(x, axes):
