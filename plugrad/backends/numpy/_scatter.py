@@ -12,11 +12,12 @@ Within a row the additions keep their order, so this too is bit-identical to ``n
 Once the rounds become small (a few rows, or one row repeated very often, like a padding
 token) the rest goes to the flat path.
 
-Measured (one thread, float32, ms; the old 2-D ``np.add.at`` -> this):
-max_pool2d's gradient 32x16x28x28, 3x3/1: 14.8 -> 1.4; 64x64x32x32, 2x2/2: 35.5 -> 9.5;
-an embedding of n rows into V x D: n=512 V=50 D=512: 3.3 -> 0.29; n=4096 V=1000 D=128:
-6.8 -> 1.1; n=4096 V=30000 D=128: 12.9 -> 3.5; n=4096 V=10 D=64: 4.5 -> 0.7. (Sorting and
-``np.add.reduceat`` lost in every case; a one-hot GEMM wins only for a tiny ``V``.)
+Measured (one BLAS thread, float32, ms, best of 5 on a shared machine; the multi-index
+``np.add.at`` -> this): max_pool2d's gradient 32x16x28x28, 3x3/1: 10.9 -> 1.6;
+64x64x32x32, 2x2/2: 60 -> 24; an embedding of n rows into V x D: n=512 V=50 D=512:
+4.1 -> 0.3; n=4096 V=1000 D=128: 12.7 -> 1.2; n=4096 V=30000 D=128: 18.6 -> 3.8;
+n=4096 V=10 D=64: 7.8 -> 1.4. (Sorting and ``np.add.reduceat`` lost to these in every case
+tried; a one-hot GEMM wins only for a tiny ``V``.)
 """
 from __future__ import annotations
 
