@@ -21,12 +21,15 @@ from plugrad.testing import opdb
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 TARGET = ROOT / "docs" / "ops.md"
 #: Built-in backends: device type and the dtypes they serve (of those the suite runs).
+_ALL = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+        "float64")
 BACKENDS = {
-    "cpu": ("numpy", ("bool", "int32", "int64", "float16", "float32", "float64")),
-    "ref": ("reference", ("bool", "int32", "int64", "float16", "float32", "float64")),
-    "cuda": ("cupy", ("bool", "int32", "int64", "float16", "float32", "float64")),
+    "cpu": ("numpy", _ALL),
+    "ref": ("reference", tuple(d for d in _ALL if d != "bfloat16")),
+    "cuda": ("cupy", tuple(d for d in _ALL if d != "bfloat16")),
 }
-SHORT = {"bool": "b", "int32": "i32", "int64": "i64", "float16": "f16", "float32": "f32",
+SHORT = {"bool": "b", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",
+         "int64": "i64", "float16": "f16", "bfloat16": "bf16", "float32": "f32",
          "float64": "f64"}
 TESTS = {"public": ("test_forward", "test_inputs_unchanged", "test_variants", "test_promotion",
                     "test_gradcheck", "test_gradcheck_noncontiguous"),
@@ -81,7 +84,7 @@ def render() -> str:
             cells = []
             for device, (_, have) in BACKENDS.items():
                 parts = []
-                for dtype in opdb.DTYPES_UNDER_TEST:
+                for dtype in opdb.DTYPES_UNDER_TEST if kind == "public" else opdb.K_ALL:
                     if dtype not in op.dtypes or dtype not in have:
                         continue
                     why = [op.xfail_reason(t, device, dtype) for t in _applicable(op, dtype)]
@@ -94,6 +97,11 @@ def render() -> str:
         lines.append("")
     lines += ["## Expected failures", ""]
     lines += [f"{i + 1}. {r}" for i, r in enumerate(reasons)] or ["None."]
+    lines += ["", "## Known breaches of the example plugins", "",
+              "Strict expected failures of the kernel tests on the example devices:", ""]
+    for device, kernels in sorted(opdb.KNOWN_BREACHES.items()):
+        for name, (dtypes, why, *_) in sorted(kernels.items()):
+            lines.append(f"- `{device}` `{name}` ({', '.join(dtypes)}): {why}")
     lines += ["", "## Names that are not ops", "",
               "Public names with no entry, and why:", ""]
     lines += [f"- `{n}`: {why}" for n, why in sorted(opdb.NOT_OPS.items())]

@@ -6,7 +6,7 @@ listed by hand.
 """
 from __future__ import annotations
 
-from plugrad.core import factories, random
+from plugrad.core import factories, random, storage
 from plugrad.core.autograd import tensor_api
 from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
 from plugrad.core.ops import (activation, binary, compare, conv, conversion, dense,  # noqa: F401
@@ -84,6 +84,7 @@ def _bind_entry_points() -> None:
         setattr(Tensor, name, getattr(tensor_api, name))
     Tensor._add_node_hook = tensor_api.add_node_hook
     Tensor.__init__ = factories.legacy_init
+    Tensor.storage = lambda self: storage.TypedStorage(self)  # PyTorch's legacy storage
 
 
 def _bind() -> None:

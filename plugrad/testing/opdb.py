@@ -73,6 +73,9 @@ class SampleInput:
     grad: bool = True
     method: bool = True
     noncontig: bool = False  # set by OpInfo.samples: some input is a transposed/strided view
+    #: kernels: compare with the reference run in the tested dtype (not in float64), because
+    #: the values depend on it (overflow, rounding, special values); signs of zeros count
+    in_dtype: bool = False
 
 
 @dataclasses.dataclass
@@ -108,6 +111,8 @@ class Maker:
             if nonzero:
                 v = np.where(np.abs(v) < 0.25, np.where(v < 0, -0.25, 0.25) + v, v)
             return v.astype(dtype if dtype != "bfloat16" else "float32")
+        if dtype.startswith("u"):
+            low = max(low, 0)
         v = self.rng.integers(math.floor(low), math.ceil(high) + 1, shape)
         if nonzero:
             v = np.where(v == 0, 1, v)
@@ -863,7 +868,7 @@ def k_unary(low=-2.0, high=2.0, edges=()):
         yield S((make(0, 3),), name="zero-size")
         yield S((make(3, 2, low=low, high=high, layout="T"),), name="transposed")
         yield S((make(2, 3, low=low, high=high, layout="slice"),), name="sliced")
-        if edges and dtype in FLOATS:
+        if edges and dtype in K_FLOATS:
             yield S((Arr(np.array(edges, dtype=dtype), dtype),), name="IEEE edges")
     return gen
 
@@ -881,7 +886,7 @@ def k_binary(low=-2.0, high=2.0, rlow=None, rhigh=None, nonzero=False, scalar=Tr
         yield S((make(3, 2, layout="T", **a), make(3, 2, layout="slice", **b)),
                 name="non-contiguous")
         if scalar:
-            v = True if dtype == "bool" else (2 if dtype in INTS else 1.5)
+            v = True if dtype == "bool" else (2 if dtype in K_INTS else 1.5)
             yield S((make(2, 3, **a), v), name="array-scalar")
             yield S((v, make(2, 3, **b)), name="scalar-array")
     return gen
@@ -916,18 +921,23 @@ def k_axis(make, dtype):
 
 def k_cast(make, dtype):
     supported = _backend_dtypes(make.device)
-    for target in ALL:
+    for target in K_ALL:
         if target in supported:  # casting to a dtype the backend lacks is not its job
-            yield S((make(2, 3, low=-3, high=3), target), name=f"to {target}")
+            low = 0 if target.startswith("u") and dtype in K_FLOATS else -3  # in range
+            yield S((make(2, 3, low=low, high=3), target), name=f"to {target}")
     yield S((make(0, 2), "float32"), name="zero-size")
+    yield S((make(), "int64"), name="0-d")
     yield S((make(3, 2, layout="T"), "int64"), name="transposed")
 
 
 def _backend_dtypes(device) -> frozenset:
+    """Cast targets to try on ``device``: the dtypes it and its reference both have."""
     if device is None:
-        return frozenset(ALL)
+        return frozenset(K_ALL)
     from plugrad.core.registry import get_registry
-    return get_registry().table(device).dtypes
+    reg = get_registry()
+    oracle = "cpu" if device == "ref" else "ref"
+    return reg.table(device).dtypes & reg.table(oracle).dtypes
 
 
 def k_from_numpy(make, dtype):
@@ -938,7 +948,8 @@ def k_from_numpy(make, dtype):
 
 
 def k_full(make, dtype):
-    v = True if dtype == "bool" else (-3 if dtype in INTS else 2.5)
+    v = True if dtype == "bool" else (-3 if dtype in K_INTS[1:] else 3 if dtype in K_INTS
+                                      else 2.5)
     yield S(((2, 3), v, DT, None), name="2x3")
     yield S(((), v, DT, None), name="0-d")
     yield S(((0, 2), v, DT, None), name="zero-size")
@@ -948,17 +959,17 @@ def k_assign(make, dtype):
     yield S((make(2, 3), (), make(2, 3)), name="whole")
     yield S((make(3, 4), (slice(0, 3, 2), slice(1, 3, 1)), make(2, 2)), name="strided region")
     yield S((make(3, 4), (slice(1, 2, 1),), make(4)), name="broadcast value")
-    v = True if dtype == "bool" else (5 if dtype in INTS else 0.25)
+    v = True if dtype == "bool" else (5 if dtype in K_INTS else 0.25)
     yield S((make(2, 3), (slice(0, 2, 1), slice(0, 1, 1)), v), name="scalar value")
     yield S((make(), (), make()), name="0-d")
 
 
 def k_update(make, dtype):
-    ops = ("add", "sub", "mul", "div") if dtype in FLOATS else ("add", "sub", "mul")
+    ops = ("add", "sub", "mul", "div") if dtype in K_FLOATS else ("add", "sub", "mul")
     for op in ops:
         yield S((op, make(2, 3), make(2, 3, nonzero=op == "div")), name=f"{op} same shape")
         yield S((op, make(2, 3), make(3, nonzero=op == "div")), name=f"{op} broadcast")
-    v = 3 if dtype in INTS else 0.5
+    v = 3 if dtype in K_INTS else 0.5
     yield S(("mul", make(2, 3), v), name="scalar")
     yield S(("add", make(), make()), name="0-d")
 
@@ -966,7 +977,7 @@ def k_update(make, dtype):
 def k_where(make, dtype):
     yield S((make.mask((2, 3)), make(2, 3), make(2, 3)), name="same shape")
     yield S((make.mask((2, 1)), make(3), make(2, 3)), name="broadcast")
-    v = True if dtype == "bool" else (7 if dtype in INTS else 0.5)
+    v = True if dtype == "bool" else (7 if dtype in K_INTS else 0.5)
     yield S((make.mask((2, 3)), make(2, 3), v), name="scalar b")
     yield S((make.mask((2, 3)), v, make(2, 3)), name="scalar a")
     yield S((make.mask(()), make(), make()), name="0-d")
@@ -992,8 +1003,9 @@ def k_movement(name):
         elif name == "slice":
             yield S((make(3, 4), (slice(0, 3, 2), slice(1, 4, 1))), name="strided")
             yield S((make(3, 4), (slice(1, 1, 1), slice(0, 4, 3))), name="empty")
-            yield S((make(4, 3, layout="T"), (slice(0, 3, 1), slice(1, 4, 2))),
-                    name="transposed")
+            yield S((make(), ()), name="0-d")
+            yield S((make(4, 3, layout="T"), (slice(0, 3, 1), slice(1, 3, 2))),
+                    name="transposed")  # keys are normalised: 0 <= start <= stop <= size
         elif name == "concat":
             yield S(([make(2, 3), make(1, 3)], 0), name="axis 0")
             yield S(([make(2, 3, layout="T"), make(2, 1), make(2, 0)], 1), name="axis 1")
@@ -1004,7 +1016,7 @@ def k_movement(name):
             yield S((make(3, 2, layout="T"), (1,)), name="transposed")
             yield S((make(0, 2), (0,)), name="zero-size")
         elif name == "pad":
-            v = True if dtype == "bool" else (9 if dtype in INTS else -1.5)
+            v = True if dtype == "bool" else (9 if dtype in K_INTS else -1.5)
             yield S((make(2, 3), ((1, 0), (2, 1)), v), name="2-d")
             yield S((make(3, 2, layout="T"), ((0, 0), (1, 1)), v), name="transposed")
             yield S((make(0, 2), ((1, 1), (0, 0)), v), name="zero-size")
@@ -1020,6 +1032,7 @@ def k_gather(make, dtype):
 def k_scatter_add(make, dtype):
     yield S((make(2, 3), 1, make.index((2, 4), 3), make(2, 4)), name="axis 1 repeats")
     yield S((make(3, 2, layout="T"), 0, make.index((2, 2), 3), make(2, 2)), name="axis 0")
+    yield S((make(2, 3), 1, make.index((2, 0), 3), make(2, 0)), name="empty index")
 
 
 def k_scatter(make, dtype):
@@ -1132,56 +1145,339 @@ def k_gelu(make, dtype):
     yield S((make(0, 3), "none"), name="zero-size")
 
 
-_EDGES = (0.0, -0.0, 1.0, -1.0, math.inf, -math.inf, math.nan)
+# ---------------------------------------------------------------------- kernels: special values
+# The contract's clauses live at the edges: NaN, infinities, signed zeros, the largest and the
+# subnormal values, rounding ties, integer wraparound. Each generator below adds samples made of
+# them (compared with the reference run in the tested dtype, see SampleInput.in_dtype) to the
+# kernels' ordinary samples. Kernels are tested in every dtype a backend declares.
+K_INTS = ("uint8", "int8", "int16", "int32", "int64")
+K_FLOATS = ("float16", "bfloat16", "float32", "float64")
+K_NUMS = K_INTS + K_FLOATS
+K_ALL = BOOL + K_NUMS
+_INEXACT = (0.1, 1 / 3, -2.7)  # weak scalars that round differently in every float dtype
+
+
+def _arr(values, dtype):
+    from plugrad.testing._specials import numpy_dtype
+    with np.errstate(all="ignore"):
+        return Arr(np.array(values, dtype=np.float64 if dtype in K_FLOATS else None)
+                   .astype(numpy_dtype(dtype)), dtype)
+
+
+def _unary_specials(dtype, ties=False):
+    from plugrad.testing import _specials as sp
+    if dtype in K_FLOATS:
+        return sp.float_specials(dtype) + (sp.round_ties(dtype) if ties else [])
+    return sp.int_edges(dtype) if dtype in K_INTS else [True, False]
+
+
+def sp_unary(ties=False):
+    def gen(make, dtype):
+        yield S((_arr(_unary_specials(dtype, ties), dtype),), name="special values",
+                in_dtype=True)
+    return gen
+
+
+def sp_binary(kind="arith"):
+    """Every pair of special values (floats), of extreme values (integers: wraparound), of
+    bools; and weak scalars that are not exact in the dtype. ``kind``: "arith", "div" (no
+    zero integer divisor, no ``min // -1``), "rem" (that, and no float quotient beyond the
+    dtype's precision), "pow" (small non-negative integer exponents)."""
+    from plugrad.testing import _specials as sp
+
+    def gen(make, dtype):
+        if dtype in K_FLOATS:
+            a, b = sp.binary_specials(dtype)
+            if kind == "rem":  # the contract leaves huge quotients inexact (see remainder)
+                limit = 2.0 ** sp.finfo(dtype)[3]
+                keep = [not (math.isfinite(x) and math.isfinite(y) and y != 0
+                             and abs(x) > limit * abs(y)) for x, y in zip(a, b)]
+                a = [x for x, k in zip(a, keep) if k]
+                b = [y for y, k in zip(b, keep) if k]
+        elif dtype == "bool":
+            a, b = [True, True, False, False], [True, False, True, False]
+        else:
+            lo, _ = sp.iinfo(dtype)
+            edges = sp.int_edges(dtype)
+            rhs = [0, 1, 2, 3, 7, 8, 15, 16, 31, 32, 63] if kind == "pow" else edges
+            pairs = [(x, y) for x in edges for y in rhs
+                     if kind not in ("div", "rem") or (y != 0 and not (x == lo and y == -1))]
+            a, b = [x for x, _ in pairs], [y for _, y in pairs]
+        yield S((_arr(a, dtype), _arr(b, dtype)), name="special pairs", in_dtype=True)
+        if dtype in K_FLOATS:
+            x = make(2, 3, low=0.5, high=2)
+            for v in _INEXACT if kind != "pow" else (0.1, 1 / 3):
+                yield S((x, v), name=f"inexact scalar {v:.3g}", in_dtype=True)
+                yield S((v, x), name=f"scalar {v:.3g} first", in_dtype=True)
+    return gen
+
+
+def sp_where(make, dtype):
+    vals = _unary_specials(dtype)
+    n = len(vals)
+    cond = Arr(np.arange(n) % 3 != 1, "bool")
+    yield S((cond, _arr(vals, dtype), _arr(vals[::-1], dtype)), name="special values",
+            in_dtype=True)
+    if dtype in K_FLOATS:
+        yield S((make.mask((2, 3)), make(2, 3), _INEXACT[0]), name="inexact scalar b",
+                in_dtype=True)
+        yield S((make.mask((2, 3)), _INEXACT[1], make(2, 3)), name="inexact scalar a",
+                in_dtype=True)
+
+
+def _groups(dtype):
+    """Rows to reduce along axis 1: NaN, infinities, overflow, ties, zeros (floats), or
+    wraparound and extremes (integers)."""
+    from plugrad.testing import _specials as sp
+    if dtype in K_FLOATS:
+        nan, inf = math.nan, math.inf
+        big, _, sub, _ = sp.finfo(dtype)
+        return [[1, nan, 3], [inf, -inf, 1], [big, big, 1], [-inf, -inf, -inf], [0, -0.0, 0],
+                [inf, 1, 2], [3, 1, nan], [nan, 1, nan], [1, 3, 3], [-2, -2, 5], [sub, -sub, sub],
+                [-big, -big, 1]]
+    if dtype == "bool":
+        return [[True, False, True], [False, False, False], [True, True, True]]
+    lo, hi = sp.iinfo(dtype)
+    return [[hi, 1, 0], [lo, hi, lo], [hi, hi, hi], [lo, lo, lo], [hi, lo, 0], [2, 2, 1],
+            [0, 1, 1]]
+
+
+def sp_reduce(kind="reduce"):
+    def gen(make, dtype):
+        rows = _arr(_groups(dtype), dtype)
+        if kind == "arg":
+            yield S((rows, 1, False), name="special rows", in_dtype=True)
+            yield S((rows, None, True), name="special values, flat", in_dtype=True)
+        elif kind == "axis":
+            yield S((rows, 1), name="special rows", in_dtype=True)
+        else:
+            yield S((rows, (1,), False), name="special rows", in_dtype=True)
+            yield S((rows, (0,), True), name="special columns", in_dtype=True)
+    return gen
+
+
+def sp_cast(make, dtype):
+    """Casts at the edges: in-range values next to each integer dtype's limits (truncated
+    toward zero), integers that round when made floating, floats that overflow, round or
+    become subnormal in a narrower float, and anything to bool."""
+    from plugrad.testing import _specials as sp
+    supported = _backend_dtypes(make.device)
+    for target in K_ALL:
+        if target not in supported:
+            continue
+        if dtype in K_FLOATS and target in K_INTS:
+            lo, hi = sp.iinfo(target)
+            cands = [lo, hi, lo - 0.9, hi + 0.9, 2.7, -2.7, 0.99, -0.99, -0.0, 0.5, 127.9]
+            wide = sp.round_to(cands, dtype)  # the values as the dtype holds them
+            vals = [float(w) for w in wide if np.isfinite(w) and lo <= math.trunc(w) <= hi]
+        elif dtype in K_INTS:
+            lo, hi = sp.iinfo(dtype)
+            vals = [v for v in sp.int_edges(dtype) + [2 ** 24 + 1, 2 ** 53 + 1, 65519, 65520,
+                                                         300, -129, 2 ** 31, -2 ** 31 - 1]
+                    if lo <= v <= hi]
+        elif dtype in K_FLOATS:
+            vals = sp.float_specials(dtype) + [0.1, 1 / 3, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11,
+                                               65520.0, 1e-8, 2.0 ** -25, 1e39]
+        else:
+            vals = [True, False]
+        yield S((_arr(vals, dtype), target), name=f"edges to {target}", in_dtype=True)
+
+
+def sp_full(make, dtype):
+    for v in _unary_specials(dtype) + ([_INEXACT[0]] if dtype in K_FLOATS else []):
+        yield S(((2,), v, DT, None), name=f"fill {v!r}", in_dtype=True)
+
+
+def sp_from_numpy(make, dtype):
+    vals = _arr(_unary_specials(dtype), dtype).values
+    yield S((vals, DT, None), name="special values", in_dtype=True)
+    if dtype in K_FLOATS and dtype != "float64":  # the caller's float64 values are rounded
+        yield S((np.array([0.1, 1 / 3, 1e39, -1e39, 1e-46, -0.0]), DT, None),
+                name="rounded from float64", in_dtype=True)
+
+
+def sp_matmul(make, dtype):
+    from plugrad.testing import _specials as sp
+    if dtype in K_INTS:
+        lo, hi = sp.iinfo(dtype)
+        a, b = [[hi, 1], [lo, lo]], [[1, hi], [1, 2]]
+    else:
+        a, b = [[math.nan, 1], [math.inf, 0], [1, 1]], [[0, 1], [1, 0]]
+    yield S((_arr(a, dtype), _arr(b, dtype)), name="special values", in_dtype=True)
+
+
+def sp_argsort(make, dtype):
+    """NaN sorts as the largest value; ties keep their order (stable), both directions."""
+    rows = _arr(_groups(dtype), dtype)
+    yield S((rows, 1, False), name="special rows", in_dtype=True)
+    yield S((rows, 1, True), name="special rows, descending", in_dtype=True)
+
+
+def _plus(*gens):
+    def gen(make, dtype):
+        for g in gens:
+            yield from g(make, dtype)
+    return gen
+
+
+_SPECIAL_ELEMENTWISE = {}  # filled below: the kernels that get special-value samples
+
+
+def _KS(name, gen, dtypes, special, **kw) -> OpInfo:
+    """A kernel whose samples are ``gen``'s plus the special-value samples ``special``."""
+    _SPECIAL_ELEMENTWISE[name] = special
+    return _K(name, _plus(gen, special), dtypes, **kw)
+
+
 _add(
-    _K("from_numpy", k_from_numpy), _K("full", k_full),
-    _K("to_numpy", k_unary(), fn=lambda k, x: np.array(k.to_numpy(x), copy=True)),
-    _K("astype", k_cast), _K("copy", k_unary()),
-    _K("assign", k_assign, mutates=(0,)),
-    _K("update_", k_update, NUMS, mutates=(1,)),
+    _KS("from_numpy", k_from_numpy, K_ALL, sp_from_numpy), _KS("full", k_full, K_ALL, sp_full),
+    _KS("to_numpy", k_unary(), K_ALL, sp_unary(),
+        fn=lambda k, x: np.array(k.to_numpy(x), copy=True)),
+    _KS("astype", k_cast, K_ALL, sp_cast), _KS("copy", k_unary(), K_ALL, sp_unary()),
+    _K("assign", k_assign, K_ALL, mutates=(0,)),
+    _K("update_", k_update, K_NUMS, mutates=(1,)),
 )
 _add(
-    _K("neg", k_unary(), NUMS), _K("abs", k_unary(), NUMS),
-    _K("exp", k_unary(edges=_EDGES), FLOATS), _K("log", k_unary(0.1, 3, _EDGES), FLOATS),
-    _K("sqrt", k_unary(0.0, 3, _EDGES), FLOATS), _K("sin", k_unary(), FLOATS),
-    _K("cos", k_unary(), FLOATS), _K("tanh", k_unary(edges=_EDGES), FLOATS),
-    _K("floor", k_unary(-3, 3, _EDGES), FLOATS), _K("round", k_unary(-3, 3, _EDGES), FLOATS),
-    _K("ceil", k_unary(-3, 3, _EDGES), FLOATS), _K("sign", k_unary(edges=_EDGES), NUMS),
-    _K("isnan", k_unary(edges=_EDGES), FLOATS), _K("erf", k_unary(-3, 3, _EDGES), FLOATS),
-    _K("expm1", k_unary(edges=_EDGES), FLOATS), _K("log1p", k_unary(-0.5, 2, _EDGES), FLOATS),
-    _K("sigmoid", k_unary(edges=_EDGES), FLOATS), _K("logical_not", k_unary(), BOOL),
-    _K("add", k_binary(), NUMS), _K("sub", k_binary(), NUMS), _K("mul", k_binary(), NUMS),
-    _K("div", k_binary(nonzero=True), FLOATS),
-    _K("floordiv", k_binary(-5, 5, -3, 3, nonzero=True), NUMS),
-    _K("remainder", k_binary(-5, 5, -3, 3, nonzero=True), NUMS),
-    _K("pow", k_binary(0.5, 2, 0, 3), NUMS),
-    _K("maximum", k_binary(), NUMS), _K("minimum", k_binary(), NUMS),
-    _K("eq", k_binary(-2, 2), ALL), _K("ne", k_binary(-2, 2), ALL),
-    _K("lt", k_binary(-2, 2), NUMS), _K("le", k_binary(-2, 2), NUMS),
-    _K("gt", k_binary(-2, 2), NUMS), _K("ge", k_binary(-2, 2), NUMS),
-    _K("logical_and", k_binary(), BOOL), _K("logical_or", k_binary(), BOOL),
-    _K("logical_xor", k_binary(), BOOL),
-    _K("where", k_where, ALL),
-    _K("sum", k_reduce(), NUMS), _K("prod", k_reduce(), NUMS),
-    _K("max", k_reduce(nonempty=True), NUMS), _K("min", k_reduce(nonempty=True), NUMS),
-    _K("argmax", k_reduce(arg=True), NUMS), _K("argmin", k_reduce(arg=True), NUMS),
-    _K("logsumexp", k_reduce(nonempty=True), FLOATS),
-    _K("cumsum", k_cumsum, NUMS),
-    _K("softmax", k_axis, FLOATS), _K("log_softmax", k_axis, FLOATS),
-    _K("reshape", k_movement("reshape")), _K("permute", k_movement("permute")),
-    _K("broadcast_to", k_movement("broadcast_to")), _K("slice", k_movement("slice")),
-    _K("concat", k_movement("concat")), _K("flip", k_movement("flip")),
-    _K("pad", k_movement("pad")),
-    _K("gather", k_gather), _K("scatter_add", k_scatter_add, NUMS), _K("scatter", k_scatter),
-    _K("take", k_take), _K("matmul", k_matmul, NUMS),
-    _K("arange", k_arange, NUMS), _K("nonzero", k_nonzero), _K("argsort", k_argsort, NUMS),
+    *(_KS(n, k_unary(), K_NUMS, sp_unary()) for n in ("neg", "abs", "sign")),
+    _KS("exp", k_unary(), K_FLOATS, sp_unary()), _KS("log", k_unary(0.1, 3), K_FLOATS, sp_unary()),
+    _KS("sqrt", k_unary(0.0, 3), K_FLOATS, sp_unary()),
+    *(_KS(n, k_unary(), K_FLOATS, sp_unary()) for n in ("sin", "cos", "tanh", "isnan", "expm1",
+                                                         "sigmoid")),
+    *(_KS(n, k_unary(-3, 3), K_FLOATS, sp_unary(ties=True)) for n in ("floor", "round", "ceil")),
+    _KS("erf", k_unary(-3, 3), K_FLOATS, sp_unary()),
+    _KS("log1p", k_unary(-0.5, 2), K_FLOATS, sp_unary()),
+    _KS("logical_not", k_unary(), BOOL, sp_unary()),
+    *(_KS(n, k_binary(), K_NUMS, sp_binary()) for n in ("add", "sub", "mul")),
+    _KS("div", k_binary(nonzero=True), K_FLOATS, sp_binary()),
+    _KS("floordiv", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("div")),
+    _KS("remainder", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("rem")),
+    _KS("pow", k_binary(0.5, 2, 0, 3), K_NUMS, sp_binary("pow")),
+    _KS("maximum", k_binary(), K_NUMS, sp_binary()), _KS("minimum", k_binary(), K_NUMS, sp_binary()),
+    _KS("eq", k_binary(-2, 2), K_ALL, sp_binary()), _KS("ne", k_binary(-2, 2), K_ALL, sp_binary()),
+    *(_KS(n, k_binary(-2, 2), K_NUMS, sp_binary()) for n in ("lt", "le", "gt", "ge")),
+    *(_KS(n, k_binary(), BOOL, sp_binary()) for n in ("logical_and", "logical_or",
+                                                      "logical_xor")),
+    _KS("where", k_where, K_ALL, sp_where),
+    _KS("sum", k_reduce(), K_NUMS, sp_reduce()), _KS("prod", k_reduce(), K_NUMS, sp_reduce()),
+    _KS("max", k_reduce(nonempty=True), K_NUMS, sp_reduce()),
+    _KS("min", k_reduce(nonempty=True), K_NUMS, sp_reduce()),
+    _KS("argmax", k_reduce(arg=True), K_NUMS, sp_reduce("arg")),
+    _KS("argmin", k_reduce(arg=True), K_NUMS, sp_reduce("arg")),
+    _KS("logsumexp", k_reduce(nonempty=True), K_FLOATS, sp_reduce()),
+    _KS("cumsum", k_cumsum, K_NUMS, sp_reduce("axis")),
+    _KS("softmax", k_axis, K_FLOATS, sp_reduce("axis")),
+    _KS("log_softmax", k_axis, K_FLOATS, sp_reduce("axis")),
+    _K("reshape", k_movement("reshape"), K_ALL), _K("permute", k_movement("permute"), K_ALL),
+    _K("broadcast_to", k_movement("broadcast_to"), K_ALL),
+    _K("slice", k_movement("slice"), K_ALL),
+    _K("concat", k_movement("concat"), K_ALL), _K("flip", k_movement("flip"), K_ALL),
+    _K("pad", k_movement("pad"), K_ALL),
+    _K("gather", k_gather, K_ALL), _K("scatter_add", k_scatter_add, K_NUMS),
+    _K("scatter", k_scatter, K_ALL),
+    _K("take", k_take, K_ALL), _KS("matmul", k_matmul, K_NUMS, sp_matmul),
+    _K("arange", k_arange, K_NUMS), _K("nonzero", k_nonzero, K_ALL),
+    _KS("argsort", k_argsort, K_NUMS, sp_argsort),
     _K("seed", k_seed, ("float32",), random=True),
-    _K("uniform", k_random, FLOATS, random=True), _K("normal", k_random, FLOATS, random=True),
-    _K("unfold2d", k_unfold2d, FLOATS), _K("fold2d", k_fold2d, FLOATS),
-    _K("conv2d", k_conv2d, FLOATS), _K("conv2d_grad_input", k_conv2d_grad_input, FLOATS),
-    _K("conv2d_grad_weight", k_conv2d_grad_weight, FLOATS),
-    _K("max_pool2d", k_max_pool2d, FLOATS), _K("layer_norm", k_layer_norm, FLOATS),
-    _K("gelu", k_gelu, FLOATS),
+    _K("uniform", k_random, K_FLOATS, random=True), _K("normal", k_random, K_FLOATS, random=True),
+    _K("unfold2d", k_unfold2d, K_FLOATS), _K("fold2d", k_fold2d, K_FLOATS),
+    _K("conv2d", k_conv2d, K_FLOATS), _K("conv2d_grad_input", k_conv2d_grad_input, K_FLOATS),
+    _K("conv2d_grad_weight", k_conv2d_grad_weight, K_FLOATS),
+    _K("max_pool2d", k_max_pool2d, K_FLOATS), _K("layer_norm", k_layer_norm, K_FLOATS),
+    _K("gelu", k_gelu, K_FLOATS),
+)
+
+
+# ---------------------------------------------------------------------- kernels: known breaches
+# Backends that break a clause today, with the reason; each is a strict xfail, so a fix shows
+# up as an XPASS and the entry goes (see ../shared/reports/conformance-findings-for-backends.md;
+# ArrayAPIBackend's and the composite remainder's breaches were fixed with the contract split).
+_WARNS = "emits a NumPy RuntimeWarning on IEEE edge cases (overflow, inf - inf, sin(inf)); " \
+         "the contract wants the IEEE result and no warning"
+KNOWN_BREACHES = {
+    # device: {kernel: (dtypes, reason[, test pattern; default: both kernel tests])}
+    "mini": {**{n: (("float32", "float64"), f"the guide's plugrad-minimal {_WARNS}") for n in (
+        "sin", "cos", "sum", "cumsum", "matmul")},
+        "from_numpy": (("float32",), f"the guide's plugrad-minimal {_WARNS}")},
+}
+for _dev, _kernels in KNOWN_BREACHES.items():
+    for _op in [o for o in OP_DB if o.kind == "kernel"]:
+        if _op.name in _kernels:
+            _dts, _why, *_test = _kernels[_op.name]
+            for _dt in _dts:
+                _op.xfails[(_test[0] if _test else "test_kernel_*", _dev, _dt)] = _why
+
+
+# ---------------------------------------------------------------------- fused backward kernels
+def k_gelu_backward(make, dtype):
+    for mode in ("none", "tanh"):
+        yield S((make(2, 3), make(2, 3, low=-3, high=3), mode), name=mode)
+    yield S((make(0, 3), make(0, 3), "none"), name="zero-size")
+
+
+def k_softmax_backward(make, dtype):
+    yield S((make(2, 3), make(2, 3, low=0.05, high=0.9), 1), name="axis 1")
+    yield S((make(3, 2, layout="T"), make(3, 2, low=0.05, high=0.9), 0), name="axis 0, transposed")
+
+
+def k_log_softmax_backward(make, dtype):
+    yield S((make(2, 3), make(2, 3, low=-3, high=-0.1), 1), name="axis 1")
+    yield S((make(2, 2, 3), make(2, 2, 3, low=-3, high=-0.1), 0), name="axis 0, 3-d")
+
+
+def k_layer_norm_backward(make, dtype):
+    stats = dict(low=0.5, high=2.0)
+    yield S((make(2, 3), make(2, 3), make(3), make(2, 1), make(2, 1, **stats), 1,
+             (True, True, True)), name="affine, all grads")
+    yield S((make(2, 2, 3), make(2, 2, 3), None, make(2, 1, 1), make(2, 1, 1, **stats), 2,
+             (True, False, True)), name="no weight, 2 axes")
+    yield S((make(3,), make(3,), make(3), make(1), make(1, **stats), 1, (False, True, False)),
+            name="1-d, weight grad only")
+
+
+def k_max_pool2d_backward(make, dtype):
+    yield S((make(1, 2, 2, 2), make.index((1, 2, 2, 2), 16), (1, 2, 4, 4)), name="2x2 of 4x4")
+    yield S((make(2, 1, 3, 2), make.index((2, 1, 3, 2), 4), (2, 1, 2, 2)),
+            name="overlapping windows (repeats accumulate)")
+
+
+def k_cross_entropy_backward(make, dtype):
+    yield S((make(), make(4, 3), make.index((4,), 3), None, 0.25), name="mean, 2-d")
+    yield S((make(), make(2, 3, 2), make.index((2, 2), 3), make.mask((2, 2)), 1.0),
+            name="sum, 3-d, some ignored")
+
+
+def _additive_mask(shape, dtype):
+    """0 where attending is allowed, -inf where not; row 0 of the first batch all masked."""
+    keep = np.random.default_rng(7).random(shape) < 0.6
+    keep[..., 1, 0] = True
+    keep.reshape((-1,) + shape[-2:])[0, 0] = False
+    return Arr(np.where(keep, 0.0, -math.inf).astype(dtype), dtype)
+
+
+def k_sdpa(make, dtype):
+    yield S((make(2, 3, 4), make(2, 5, 4), make(2, 5, 3), None, 0.5), name="no mask")
+    yield S((make(2, 3, 4), make(2, 5, 4), make(2, 5, 3), _additive_mask((2, 3, 5), dtype),
+             0.5), name="mask, one row fully masked")
+    yield S((make(2, 1, 3, 2), make(1, 2, 4, 2), make(1, 2, 4, 2), _additive_mask((3, 4), dtype),
+             1.0), name="broadcast batch and mask")
+
+
+def k_sdpa_backward(make, dtype):
+    yield S((make(2, 3, 3), make(2, 3, 4), make(2, 5, 4), make(2, 5, 3),
+             make(2, 3, 5, low=0, high=0.4), 0.5), name="3-d")
+    yield S((make(2, 2, 3, 2), make(2, 1, 3, 2), make(1, 2, 4, 2), make(1, 2, 4, 2),
+             make(2, 2, 3, 4, low=0, high=0.4), 1.0), name="broadcast batch (summed)")
+
+
+_add(
+    _K("gelu_backward", k_gelu_backward, K_FLOATS),
+    _K("softmax_backward", k_softmax_backward, K_FLOATS),
+    _K("log_softmax_backward", k_log_softmax_backward, K_FLOATS),
+    _K("layer_norm_backward", k_layer_norm_backward, K_FLOATS),
+    _K("max_pool2d_backward", k_max_pool2d_backward, K_FLOATS),
+    _K("cross_entropy_backward", k_cross_entropy_backward, K_FLOATS),
+    _K("scaled_dot_product_attention", k_sdpa, K_FLOATS),
+    _K("scaled_dot_product_attention_backward", k_sdpa_backward, K_FLOATS),
 )
 
 

@@ -68,6 +68,9 @@ def pytest_collection_modifyitems(config, items):
                 op, device, _ = value
                 item.user_properties.append((_KEY, (f"{op.name}" + (
                     " (kernel)" if op.kind == "kernel" else ""), device)))
+            elif isinstance(value, tuple) and len(value) == 3 and hasattr(value[0], "primitives"):
+                rule, device, _ = value  # a contract clause (plugrad.testing._contract)
+                item.user_properties.append((_KEY, (f"clause: {rule.name}", device)))
 
 
 class _Reporter:

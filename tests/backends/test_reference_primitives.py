@@ -927,6 +927,139 @@ def case_gelu():
                                0.5 * x * (1 + np.tanh(c * (x + 0.044715 * x ** 3))), atol=1e-14)
 
 
+# ---------------------------------------------------------------------- fused backward kernels
+# Each against PyTorch's autograd of the forward op (float64), the independent oracle.
+def _torch_grads(fn, g, *inputs):
+    """Gradients of ``fn(*inputs)`` (a torch function) w.r.t. the float inputs, for ``g``."""
+    import torch
+    ts = [torch.tensor(a, requires_grad=True) if a is not None and a.dtype.kind == "f"
+          else (None if a is None else torch.tensor(a)) for a in inputs]
+    out = fn(*ts)
+    out.backward(torch.tensor(g))
+    return [None if t is None or t.grad is None else t.grad.numpy() for t in ts]
+
+
+@optional
+def case_gelu_backward():
+    import torch
+    x, g = np.linspace(-5, 5, 11), rand((11,), "float64")
+    for mode in ("none", "tanh"):
+        want = _torch_grads(lambda t: torch.nn.functional.gelu(t, approximate=mode), g, x)[0]
+        check(B.gelu_backward(ref(g), ref(x), mode), want, rtol=1e-12, atol=1e-14)
+
+
+@optional
+def case_softmax_backward():
+    import torch
+    x, g = rand((3, 4), "float64"), rand((3, 4), "float64")
+    for axis in (0, 1):
+        y = B.softmax(ref(x), axis)
+        want = _torch_grads(lambda t: torch.softmax(t, axis), g, x)[0]
+        check(B.softmax_backward(ref(g), y, axis), want, rtol=1e-12, atol=1e-14)
+
+
+@optional
+def case_log_softmax_backward():
+    import torch
+    x, g = rand((3, 4), "float64"), rand((3, 4), "float64")
+    for axis in (0, 1):
+        y = B.log_softmax(ref(x), axis)
+        want = _torch_grads(lambda t: torch.log_softmax(t, axis), g, x)[0]
+        check(B.log_softmax_backward(ref(g), y, axis), want, rtol=1e-12, atol=1e-13)
+
+
+@optional
+def case_layer_norm_backward():
+    import torch
+    x, g = rand((2, 2, 3), "float64"), rand((2, 2, 3), "float64")
+    w, b = rand((2, 3), "float64"), rand((2, 3), "float64")
+    _, mean, rstd = B.layer_norm(ref(x), ref(w), ref(b), 2, 1e-5)
+    want = _torch_grads(lambda *t: torch.nn.functional.layer_norm(t[0], (2, 3), t[1], t[2]),
+                        g, x, w, b)
+    got = B.layer_norm_backward(ref(g), ref(x), ref(w), mean, rstd, 2, (True, True, True))
+    for a, e in zip(got, want):
+        check(a, e, rtol=1e-10, atol=1e-12)
+    gx, gw, gb = B.layer_norm_backward(ref(g), ref(x), None, mean, rstd, 2, (True, True, False))
+    assert gw is None and gb is None  # no weight: no gw even if asked
+    want = _torch_grads(lambda t: torch.nn.functional.layer_norm(t, (2, 3)), g, x)[0]
+    check(gx, want, rtol=1e-10, atol=1e-12)
+
+
+@optional
+def case_max_pool2d_backward():
+    import torch
+    x = rand((1, 2, 5, 5), "float64")
+    for kernel, stride in [((2, 2), (2, 2)), ((3, 3), (1, 1))]:  # the second overlaps
+        out, idx = B.max_pool2d(ref(x), kernel, stride, ((0, 0), (0, 0)), (1, 1))
+        g = rand(out.shape, "float64")
+        want = _torch_grads(lambda t: torch.nn.functional.max_pool2d(t, kernel, stride), g, x)[0]
+        check(B.max_pool2d_backward(ref(g), idx, (1, 2, 5, 5)), want, rtol=1e-12)
+
+
+@optional
+def case_cross_entropy_backward():
+    import torch
+    x = rand((4, 3, 2), "float64")
+    target = np.array([[0, 2], [1, 1], [2, 0], [0, 0]])
+    valid = np.array([[True, False], [True, True], [False, True], [True, True]])
+    g = np.array(0.75)
+    masked = np.where(valid, target, -100)
+    want = _torch_grads(lambda t, y: torch.nn.functional.cross_entropy(t, y), g, x, masked)[0]
+    got = B.cross_entropy_backward(ref(g), ref(x), ref(np.where(valid, target, 0)), ref(valid),
+                                   1.0 / valid.sum())
+    check(got, want, rtol=1e-12, atol=1e-15)
+    want = _torch_grads(lambda t, y: torch.nn.functional.cross_entropy(t, y, reduction="sum"),
+                        np.array(1.0), x, target)[0]
+    check(B.cross_entropy_backward(ref(np.array(1.0)), ref(x), ref(target), None, 1.0), want,
+          rtol=1e-12, atol=1e-15)
+
+
+def _sdpa_inputs():
+    q, k, v = rand((2, 3, 4), "float64"), rand((2, 5, 4), "float64"), rand((2, 5, 2), "float64")
+    keep = RNG.random((2, 3, 5)) < 0.6
+    keep[:, :, 0] = True
+    keep[1, 2] = False  # a query that may attend to nothing
+    return q, k, v, keep
+
+
+@optional
+def case_scaled_dot_product_attention():
+    import torch
+    q, k, v, keep = _sdpa_inputs()
+    mask = np.where(keep, 0.0, -INF)
+    out, attn = B.scaled_dot_product_attention(ref(q), ref(k), ref(v), ref(mask), 0.5)
+    want = torch.nn.functional.scaled_dot_product_attention(
+        torch.tensor(q), torch.tensor(k), torch.tensor(v), attn_mask=torch.tensor(keep),
+        scale=0.5).numpy()
+    check(out, want, rtol=1e-12, atol=1e-14)
+    assert (B.to_numpy(attn)[1, 2] == 0).all() and (B.to_numpy(out)[1, 2] == 0).all()
+    s = q @ k.transpose(0, 2, 1) * 0.5
+    e = np.exp(s - s.max(-1, keepdims=True))
+    out, attn = B.scaled_dot_product_attention(ref(q), ref(k), ref(v), None, 0.5)
+    check(attn, e / e.sum(-1, keepdims=True), rtol=1e-12)
+
+
+@optional
+def case_scaled_dot_product_attention_backward():
+    import torch
+    q, k, v, keep = _sdpa_inputs()
+    mask = np.where(keep, 0.0, -INF)
+    out, attn = B.scaled_dot_product_attention(ref(q), ref(k), ref(v), ref(mask), 0.5)
+    g = rand(out.shape, "float64")
+    want = _torch_grads(lambda a, b, c: torch.nn.functional.scaled_dot_product_attention(
+        a, b, c, attn_mask=torch.tensor(keep), scale=0.5), g, q, k, v)
+    got = B.scaled_dot_product_attention_backward(ref(g), ref(q), ref(k), ref(v), attn, 0.5)
+    for a, e in zip(got, want):
+        check(a, e, rtol=1e-10, atol=1e-13)
+    k1, v1 = k[:1], v[:1]  # keys and values broadcast over the batch: their grads are summed
+    out, attn = B.scaled_dot_product_attention(ref(q), ref(k1), ref(v1), None, 1.0)
+    want = _torch_grads(lambda a, b, c: torch.nn.functional.scaled_dot_product_attention(
+        a, b, c, scale=1.0), g, q, k1, v1)
+    got = B.scaled_dot_product_attention_backward(ref(g), ref(q), ref(k1), ref(v1), attn, 1.0)
+    for a, e in zip(got, want):
+        check(a, e, rtol=1e-10, atol=1e-13)
+
+
 # ====================================================================== the contract's composites
 class CompositeBackend(ReferenceBackend):
     """The reference's primitives with every optional kernel left to the contract's composite,

@@ -113,7 +113,7 @@ def test_unregister_removes_the_device(fake):
     reg.unregister_plugin(fake)
     assert "fake" not in reg.backends and "fake" not in reg.origins
     with pytest.raises(BackendError, match="no backend serves device type 'fake' \\(registered "
-                                           "device types: cpu, cuda, ref") as info:
+                                           "device types: cpu, cuda, (.*, )?ref") as info:
         plugrad.ones(2, device="fake")
     assert "fake," not in str(info.value) and "fake)" not in str(info.value)
     assert (t + 1).tolist() == [2., 2.]  # tensors made before keep working

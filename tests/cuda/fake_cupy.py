@@ -114,7 +114,10 @@ class _Stream:
 
 
 cuda = types.ModuleType("cupy.cuda")
+cuda.__path__ = []  # a package, as in CuPy (array-api-compat imports cupy.cuda.device)
 cuda.Device = Device
+cuda.device = types.ModuleType("cupy.cuda.device")
+cuda.device.Device = Device
 cuda.runtime = _Runtime()
 cuda.get_current_stream = lambda: _Stream()
 
@@ -441,9 +444,11 @@ may_share_memory = lambda a, b: np.may_share_memory(_unwrap(a), _unwrap(b))  # n
 shares_memory = lambda a, b: np.shares_memory(_unwrap(a), _unwrap(b))  # noqa: E731
 result_type = lambda *a: np.result_type(*_unwrap(a))  # noqa: E731
 
-for _name in ("bool_", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32",
+for _name in ("bool_", "intp", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32",
               "uint64", "float16", "float32", "float64", "complex64", "complex128", "dtype",
-              "inf", "nan", "pi", "e", "newaxis", "iinfo", "finfo", "generic"):
+              "inf", "nan", "pi", "e", "newaxis", "iinfo", "finfo", "generic", "issubdtype",
+              "integer", "signedinteger", "unsignedinteger", "floating", "complexfloating",
+              "number"):
     setattr(_MODULE, _name, getattr(np, _name))
 
 
@@ -498,6 +503,11 @@ def from_dlpack(obj):
 def get_array_module(*args):
     return _MODULE if builtins.any(isinstance(a, ndarray) for a in args) else np
 
+
+# ---- submodules array-api-compat re-exports (their contents are not used by plugrad)
+linalg = types.ModuleType("cupy.linalg")
+linalg.lstsq = lambda *a, **k: (_ for _ in ()).throw(NotImplementedError("fake cupy.linalg"))
+fft = types.ModuleType("cupy.fft")
 
 # ---- stride tricks
 lib = types.ModuleType("cupy.lib")
@@ -675,7 +685,8 @@ def reset(n_devices: int = 1) -> None:
     _STATS.update({"to_host": 0, "to_device": 0, "synchronize": 0, "elementwise": {}})
 
 
-_MODULES = {"cupy": _MODULE, "cupy.cuda": cuda, "cupy.random": random, "cupy.lib": lib,
+_MODULES = {"cupy": _MODULE, "cupy.cuda": cuda, "cupy.cuda.device": cuda.device,
+            "cupy.linalg": linalg, "cupy.fft": fft, "cupy.random": random, "cupy.lib": lib,
             "cupy.lib.stride_tricks": lib.stride_tricks, "cupyx": cupyx,
             "cupyx.scipy": cupyx.scipy, "cupyx.scipy.special": cupyx.scipy.special}
 

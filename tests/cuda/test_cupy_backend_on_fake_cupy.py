@@ -9,7 +9,6 @@ Each test gets a fresh ``CuPyBackend`` registered for ``cuda`` in the process-wi
 with ``cupy``/``cupyx`` in ``sys.modules`` replaced by the fake; both are restored after.
 """
 import math
-import os
 import subprocess
 import sys
 import warnings
@@ -21,52 +20,9 @@ import plugrad
 import plugrad.nn as nn
 import plugrad.nn.functional as F
 from plugrad import optim
-from plugrad.core.registry import get_registry
 
-sys.path.insert(0, os.path.dirname(__file__))
-import fake_cupy  # noqa: E402
-
-
-def _use_fake(monkeypatch, n_devices):
-    fake_cupy.install(monkeypatch, n_devices=n_devices)
-    from plugrad.backends.cupy import CuPyBackend
-    backend = CuPyBackend()
-    reg = get_registry()
-    monkeypatch.setitem(reg.backends, "cuda", backend)
-    monkeypatch.setitem(reg.origins, "cuda", "built-in")
-    reg._tables.pop("cuda", None)
-    reg.seeded.pop("cuda", None)
-    return backend
-
-
-@pytest.fixture
-def fake_cuda(monkeypatch):
-    """One fake GPU."""
-    backend = _use_fake(monkeypatch, 1)
-    yield backend
-    get_registry()._tables.pop("cuda", None)
-    get_registry().seeded.pop("cuda", None)
-    fake_cupy.reset(1)
-
-
-@pytest.fixture
-def fake_cuda2(monkeypatch):
-    """Two fake GPUs (``cuda:0``, ``cuda:1``)."""
-    backend = _use_fake(monkeypatch, 2)
-    yield backend
-    get_registry()._tables.pop("cuda", None)
-    get_registry().seeded.pop("cuda", None)
-    fake_cupy.reset(1)
-
-
-def on_gpu(t):
-    return isinstance(t._data, fake_cupy.ndarray)
-
-
-def same(a, b, tol=1e-6):
-    a, b = a.detach().cpu().numpy(), b.detach().cpu().numpy()
-    assert a.shape == b.shape and a.dtype == b.dtype
-    np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+import fake_cupy  # noqa: E402 - tests/cuda is on the path (pytest puts it there)
+from fake_cuda_fixtures import fake_cuda, fake_cuda2, on_gpu, same  # noqa: E402,F401
 
 
 # ====================================================================== basics

@@ -236,3 +236,13 @@ def test_default_generator_is_fresh_per_process_and_manual_seed_repeats():
     fresh1, seeded1 = r1.split("] [")
     fresh2, seeded2 = r2.split("] [")
     assert fresh1 != fresh2 and seeded1 == seeded2 and seeded1.strip().endswith(" 4")
+
+
+def test_infinite_sampler_with_workers_as_mingpt_uses_it():
+    ds = _dataset("cpu", 10)
+    loader = DataLoader(ds, batch_size=4, num_workers=2, pin_memory=True,
+                        sampler=RandomSampler(ds, replacement=True, num_samples=int(1e10)))
+    it = iter(loader)
+    batches = [next(it) for _ in range(5)]
+    assert all(b[0].shape == (4, 2) for b in batches)
+    it._shutdown()

@@ -160,7 +160,7 @@ def test_info_aligns_long_names(site, good_plugin_source):
     assert len(rows) >= 4
     starts = {line.index("available") - (2 if "unavailable" in line else 0) for line in rows}
     assert len(starts) == 1, rows
-    assert len({line.index(line.split()[1]) for line in rows}) == 1, rows
+    assert len({re.match(r"  \S+ +", line).end() for line in rows}) == 1, rows
 
 
 # ---------------------------------------------------------------- in process

@@ -39,6 +39,12 @@ def _sigmoid_ref(x):
     return np.where(x < 0, e * r, r).astype(x.dtype)
 
 
+def _gelu_tanh_grad(x):
+    c = math.sqrt(2.0 / math.pi)
+    t = np.tanh(c * (x + 0.044715 * x ** 3))
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)
+
+
 SPECS = {s.name: s for s in (
     KernelSpec(
         "plugrad_gelu_erf", "T x", "T y",
@@ -58,17 +64,45 @@ SPECS = {s.name: s for s in (
         # exp(x - m) for softmax / logsumexp: one pass instead of two.
         "plugrad_sub_exp", "T x, T m", "T y", "y = exp(x - m)",
         lambda x, m: np.exp(x - m).astype(x.dtype)),
+    # ---- backward kernels (the gradient as one expression)
     KernelSpec(
-        "plugrad_normalize", "T x, T mean, T rstd", "T y", "y = (x - mean) * rstd",
+        "plugrad_gelu_erf_backward", "T g, T x", "T y",
+        "T cdf = T(0.5) * (T(1) + erf(x * T(0.70710678118654752440)));"
+        " T pdf = exp(T(-0.5) * x * x) * T(0.39894228040143267794); y = g * (cdf + x * pdf)",
+        lambda g, x: (g * (0.5 * (1.0 + _erf_np(x * math.sqrt(0.5)))
+                           + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi))).astype(x.dtype)),
+    KernelSpec(
+        "plugrad_gelu_tanh_backward", "T g, T x", "T y",
+        "T x2 = x * x; T t = tanh(T(0.79788456080286535588) * (x + T(0.044715) * x2 * x));"
+        " T right = T(0.5) * x * (T(1) - t * t) * T(0.79788456080286535588)"
+        " * (T(1) + T(0.134145) * x2); y = g * (T(0.5) * (T(1) + t) + right)",
+        lambda g, x: (g * _gelu_tanh_grad(x)).astype(x.dtype)),
+    KernelSpec(
+        # softmax's gradient from its output y and s = sum(g * y) over the axis
+        "plugrad_softmax_backward", "T g, T y, T s", "T out", "out = y * (g - s)",
+        lambda g, y, s: (y * (g - s)).astype(y.dtype)),
+    KernelSpec(
+        # log_softmax's gradient from its output y and s = sum(g) over the axis
+        "plugrad_log_softmax_backward", "T g, T y, T s", "T out", "out = g - exp(y) * s",
+        lambda g, y, s: (g - np.exp(y) * s).astype(y.dtype)),
+    KernelSpec(
+        "plugrad_standardize", "T x, T mean, T rstd", "T y", "y = (x - mean) * rstd",
         lambda x, mean, rstd: ((x - mean) * rstd).astype(x.dtype)),
     KernelSpec(
-        "plugrad_normalize_affine", "T x, T mean, T rstd, T w, T b", "T y",
-        "y = (x - mean) * rstd * w + b",
-        lambda x, mean, rstd, w, b: ((x - mean) * rstd * w + b).astype(x.dtype)),
+        # layer_norm's input gradient: a = mean(gh), b = mean(gh * xhat), gh = g * weight
+        "plugrad_layer_norm_grad_input", "T gh, T xhat, T a, T b, T rstd", "T y",
+        "y = (gh - a - xhat * b) * rstd",
+        lambda gh, xhat, a, b, rstd: ((gh - a - xhat * b) * rstd).astype(gh.dtype)),
+    # layer_norm's output from the centred input d = x - mean (computed once, for the variance)
     KernelSpec(
-        "plugrad_normalize_scale", "T x, T mean, T rstd, T w", "T y",
-        "y = (x - mean) * rstd * w",
-        lambda x, mean, rstd, w: ((x - mean) * rstd * w).astype(x.dtype)),
+        "plugrad_normalize", "T d, T rstd", "T y", "y = d * rstd",
+        lambda d, rstd: (d * rstd).astype(d.dtype)),
+    KernelSpec(
+        "plugrad_normalize_affine", "T d, T rstd, T w, T b", "T y", "y = d * rstd * w + b",
+        lambda d, rstd, w, b: (d * rstd * w + b).astype(d.dtype)),
+    KernelSpec(
+        "plugrad_normalize_scale", "T d, T rstd, T w", "T y", "y = d * rstd * w",
+        lambda d, rstd, w: (d * rstd * w).astype(d.dtype)),
 )}
 
 #: The dtypes the fused kernels are used for.
