@@ -105,5 +105,13 @@ class _Reporter:
         tr.write_line(f"ops failing: {len(failed)}" + (f": {', '.join(failed)}" if failed else ""))
 
 
+#: The NumPy backend's warnings filter (``plugrad.backends.numpy.FP_WARNINGS``), restated so
+#: that loading this plugin does not import plugrad. pytest runs each test under its own
+#: filters, where the one the backend installs at import may be missing.
+FP_WARNINGS_FILTER = ("ignore:(overflow|underflow|invalid value|divide by zero) encountered in"
+                      ":RuntimeWarning:plugrad(\\.|$)")
+
+
 def pytest_configure(config):
     config.pluginmanager.register(_Reporter(), "plugrad-conformance-reporter")
+    config.addinivalue_line("filterwarnings", FP_WARNINGS_FILTER)

@@ -3,12 +3,15 @@
 Everything not defined here is :class:`~plugrad.backends.array_api.ArrayAPIBackend` on
 ``xp = numpy`` and the shared nn kernels of :class:`~plugrad.backends.xp_kernels.XpKernels`.
 What is here is NumPy policy where it pays per call: small tensors are dominated by per-op
-overhead, so the hot primitives are NumPy's ufuncs bound directly (no wrapper, no
-``self.xp`` lookup); ops that can raise floating-point warnings (``log(0)``, ``0/0``) silence
-only the ones possible, and only where possible, since ``np.errstate`` costs about 2 µs;
-``update_`` writes with ``out=``; ``scatter_add`` avoids ``np.add.at``'s slow path.
+overhead, so the hot primitives are NumPy's ufuncs, bound with at most a thin wrapper (no
+``self.xp`` lookup); floating-point warnings are kept quiet at no cost per call (see
+:data:`FP_WARNINGS`); ``update_`` writes with ``out=``; ``scatter_add`` avoids
+``np.add.at``'s slow path.
 """
 from __future__ import annotations
+
+import functools
+import warnings
 
 import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
@@ -18,36 +21,85 @@ from plugrad.backends.hooks import hookimpl
 from plugrad.backends.numpy._scatter import scatter_add_into
 from plugrad.backends.xp_kernels import XpKernels
 
-_quiet = np.errstate  # entered per call: an errstate object cannot be re-entered
+# The contract wants IEEE results (inf on overflow, NaN for inf - inf or sin(inf)) and no
+# warnings; NumPy reports such events as RuntimeWarnings. Setting NumPy's error state per call
+# costs 2,500 instructions (a context variable) to 8,000 (np.errstate), more than many kernels.
+# So warnings about floating-point events raised by plugrad's own code (the innermost Python
+# frame calling NumPy) are filtered out, which costs nothing until such an event happens. A
+# caller who turns warnings into errors (``-W error``, pytest's ``filterwarnings``, a
+# ``catch_warnings`` block) puts its filter first: then :func:`_ieee` reruns the kernel with
+# the error state off. The user's own NumPy code keeps NumPy's settings.
+FP_WARNINGS = r"(overflow|underflow|invalid value|divide by zero) encountered in"
+warnings.filterwarnings("ignore", FP_WARNINGS, RuntimeWarning, r"plugrad(\.|$)")
+
+_silence = functools.partial(NUMPY_ERRSTATE.set, NUMPY_IGNORE_ALL)
+_restore = NUMPY_ERRSTATE.reset
+
+
+def _rerun_quietly(fn, *args, **kwargs):
+    token = _silence()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _restore(token)
 
 
 def _ieee(fn):
-    """``fn`` with NumPy's floating-point warnings off: the contract wants the IEEE result
-    (``inf`` on overflow, NaN for ``inf - inf`` or ``sin(inf)``) and no warning. The same as
-    ``with np.errstate(all="ignore")``, at the cost of setting a context variable (0.1 us
-    rather than 2 us) where NumPy exposes it."""
-    if NUMPY_ERRSTATE is None:  # pragma: no cover
-        def quiet(*args, **kwargs):
-            with np.errstate(all="ignore"):
-                return fn(*args, **kwargs)
-    else:
-        def quiet(*args, **kwargs):
-            token = NUMPY_ERRSTATE.set(NUMPY_IGNORE_ALL)
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                NUMPY_ERRSTATE.reset(token)
+    """Kernel ``fn`` (pure: its arguments unchanged) with IEEE results and no warnings, also
+    where the caller made warnings errors (see :data:`FP_WARNINGS`). ``fn`` must call NumPy's
+    C functions directly: a warning raised inside NumPy's Python code is NumPy's, not
+    plugrad's, and is not filtered."""
+    def quiet(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeWarning:  # a warnings-as-errors filter came first
+            return _rerun_quietly(fn, *args, **kwargs)
     quiet.__name__ = quiet.__qualname__ = getattr(fn, "__name__", "kernel")
     quiet.__doc__ = fn.__doc__
     return quiet
+
+
+def _ieee_unary(ufunc):
+    """:func:`_ieee` with fixed arity for the hot one-operand ufuncs (half the cost)."""
+    def quiet(x):
+        try:
+            return ufunc(x)
+        except RuntimeWarning:
+            return _rerun_quietly(ufunc, x)
+    quiet.__name__ = quiet.__qualname__ = ufunc.__name__
+    return quiet
+
+
+def _ieee_binary(ufunc):
+    """:func:`_ieee` with fixed arity for the hot two-operand ufuncs."""
+    def quiet(a, b):
+        try:
+            return ufunc(a, b)
+        except RuntimeWarning:
+            return _rerun_quietly(ufunc, a, b)
+    quiet.__name__ = quiet.__qualname__ = ufunc.__name__
+    return quiet
+
+
+def _ieee_update(ufunc):
+    """``ufunc(dst, value, out=dst)`` with IEEE results and no warnings. It cannot be rerun
+    (``dst`` already holds the result): NumPy raises a floating-point error after the loop
+    has written all of ``out``, so under warnings-as-errors ``dst`` is the answer."""
+    def update(dst, value):
+        try:
+            return ufunc(dst, value, out=dst)
+        except RuntimeWarning:
+            return dst
+    update.__name__ = update.__qualname__ = ufunc.__name__
+    return update
 
 
 _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
-_UPDATE_UFUNCS = {"add": _ieee(np.add), "sub": _ieee(np.subtract), "mul": _ieee(np.multiply),
-                  "div": np.divide}
+_UPDATE_UFUNCS = {"add": _ieee_update(np.add), "sub": _ieee_update(np.subtract),
+                  "mul": _ieee_update(np.multiply), "div": _ieee_update(np.divide)}
 
 
 def _size(shape) -> int:
@@ -55,12 +107,6 @@ def _size(shape) -> int:
     for s in shape:
         n *= s
     return n
-
-
-def _is_nonzero_scalar(v) -> bool:
-    """A divisor that cannot make NumPy warn: a Python number of magnitude at least 1 (no
-    division by zero, no overflow), so the ~1.5 us ``np.errstate`` can be skipped."""
-    return isinstance(v, (int, float)) and (v >= 1 or v <= -1)
 
 
 _DTYPE_NAMES: dict = {}
@@ -92,11 +138,16 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         a = np.asarray(x)
         return a.astype(np.float32) if a.dtype == _BF16 else a  # the host sees float32
 
-    @_ieee
-    def full(self, shape, value, dtype, device):
-        if not shape:  # np.full is Python code; a 0-d array (loss.backward()'s seed) needs none
-            return np.array(value, dtype=dtype)
-        return np.full(shape, value, dtype=dtype)
+    @staticmethod
+    def full(shape, value, dtype, device):
+        try:  # a value beyond a narrow float's range rounds to inf, quietly (see _ieee)
+            if not shape:  # a 0-d array (the backward seed)
+                return np.array(value, dtype=dtype)
+            out = np.empty(shape, dtype=dtype)  # np.full is Python: its warnings are NumPy's
+            out.fill(value)
+            return out
+        except RuntimeWarning:
+            return _rerun_quietly(NumPyBackend.full, shape, value, dtype, device)
 
     def arange(self, start, stop, step, dtype, device):
         return np.arange(start, stop, step, dtype=dtype)  # a name NumPy resolves (bfloat16)
@@ -122,8 +173,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     # ------------------------------------------------------------------ elementwise
     neg = staticmethod(np.negative)
     abs = staticmethod(np.abs)
-    sin = staticmethod(_ieee(np.sin))  # sin(inf) is NaN, quietly
-    cos = staticmethod(_ieee(np.cos))
+    sin = staticmethod(_ieee_unary(np.sin))  # sin(inf) is NaN, quietly
+    cos = staticmethod(_ieee_unary(np.cos))
     tanh = staticmethod(np.tanh)
     floor = staticmethod(np.floor)
     ceil = staticmethod(np.ceil)
@@ -131,9 +182,9 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     sign = staticmethod(np.sign)
     isnan = staticmethod(np.isnan)
     logical_not = staticmethod(np.logical_not)
-    add = staticmethod(_ieee(np.add))
-    sub = staticmethod(_ieee(np.subtract))
-    mul = staticmethod(_ieee(np.multiply))
+    add = staticmethod(_ieee_binary(np.add))
+    sub = staticmethod(_ieee_binary(np.subtract))
+    mul = staticmethod(_ieee_binary(np.multiply))
     eq = staticmethod(np.equal)
     ne = staticmethod(np.not_equal)
     lt = staticmethod(np.less)
@@ -153,8 +204,7 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         # inf/NaN (then it gives NaN, and the exact path reruns); zeros may come out as -0.0.
         if type(b) in (int, float) and b == 0 and type(a) is np.ndarray and a.size > 2048 \
                 and a.dtype.kind == "f" and cond.shape == a.shape:
-            with _quiet(invalid="ignore"):
-                out = np.multiply(a, cond)
+            out = _ieee_binary(np.multiply)(a, cond)
             if not np.isnan(out).any():
                 return out
         if type(a) is float and getattr(b, "dtype", None) == _BF16:
@@ -169,53 +219,25 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         out = np.matmul(a, b)
         return out if out.dtype == a.dtype else out.astype(a.dtype)  # bfloat16 comes out float32
 
-    def exp(self, x):
-        with _quiet(over="ignore"):
-            return np.exp(x)
-
-    def expm1(self, x):
-        with _quiet(over="ignore"):
-            return np.expm1(x)
-
-    def log(self, x):
-        with _quiet(divide="ignore", invalid="ignore"):
-            return np.log(x)
-
-    def log1p(self, x):
-        with _quiet(divide="ignore", invalid="ignore"):
-            return np.log1p(x)
-
-    def sqrt(self, x):
-        with _quiet(invalid="ignore"):
-            return np.sqrt(x)
-
-    def div(self, a, b):
-        if _is_nonzero_scalar(b):
-            return np.divide(a, b)
-        with _quiet(divide="ignore", invalid="ignore", over="ignore"):
-            return np.divide(a, b)
-
-    def floordiv(self, a, b):
-        with _quiet(divide="ignore", invalid="ignore", over="ignore"):
-            return np.floor_divide(a, b)
-
-    def remainder(self, a, b):
-        with _quiet(divide="ignore", invalid="ignore"):
-            return np.remainder(a, b)
+    exp = staticmethod(_ieee_unary(np.exp))
+    expm1 = staticmethod(_ieee_unary(np.expm1))
+    log = staticmethod(_ieee_unary(np.log))
+    log1p = staticmethod(_ieee_unary(np.log1p))
+    sqrt = staticmethod(_ieee_unary(np.sqrt))
+    div = staticmethod(_ieee_binary(np.divide))
+    floordiv = staticmethod(_ieee_binary(np.floor_divide))
+    remainder = staticmethod(_ieee_binary(np.remainder))
+    _power = staticmethod(_ieee_binary(np.power))
 
     def pow(self, a, b):
-        if isinstance(b, (int, float)) and b == 2:
-            return np.multiply(a, a)  # the commonest case: exact, fast, cannot warn
-        with _quiet(all="ignore"):
-            return np.power(a, b)
+        if type(b) in (int, float) and b == 2:
+            return self.mul(a, a)  # the commonest case: exact and fast
+        return self._power(a, b)
 
     def update_(self, op, dst, value):
         if type(dst) is np.ndarray:
             try:
-                if op == "div" and not _is_nonzero_scalar(value):
-                    with _quiet(divide="ignore", invalid="ignore", over="ignore"):
-                        return np.divide(dst, value, out=dst)
-                return _UPDATE_UFUNCS[op](dst, value, out=dst)
+                return _UPDATE_UFUNCS[op](dst, value)
             except ValueError:  # a read-only array (a broadcast view): the composite
                 if dst.flags.writeable:
                     raise
@@ -231,11 +253,15 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         return _erf_single(x)
 
     # ------------------------------------------------------------------ reductions
-    @_ieee  # overflow to inf, inf - inf: quietly
-    def sum(self, x, axes, keepdims):
-        if x.dtype is _F16:  # accumulate in float32 and round once, as PyTorch does
-            return np.add.reduce(x, axis=axes, keepdims=keepdims, dtype=np.float32).astype(_F16)
-        return np.add.reduce(x, axes, x.dtype, None, keepdims)  # positional: no kwargs parsing
+    @staticmethod
+    def sum(x, axes, keepdims):
+        try:  # overflow to inf, inf - inf: quietly (see _ieee)
+            if x.dtype is _F16:  # accumulate in float32 and round once, as PyTorch does
+                return np.add.reduce(x, axis=axes, keepdims=keepdims,
+                                     dtype=np.float32).astype(_F16)
+            return np.add.reduce(x, axes, x.dtype, None, keepdims)  # positional: no kwargs
+        except RuntimeWarning:
+            return _rerun_quietly(NumPyBackend.sum, x, axes, keepdims)
 
     @_ieee
     def prod(self, x, axes, keepdims):
@@ -254,8 +280,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         return np.argmin(x, axis=axis, keepdims=keepdims).astype(np.int64, copy=False)
 
     @_ieee
-    def cumsum(self, x, axis):
-        return np.cumsum(x, axis=axis, dtype=x.dtype)
+    def cumsum(self, x, axis):  # the method: np.cumsum is Python code
+        return x.cumsum(axis=axis, dtype=x.dtype)
 
     def _shift(self, x, axes, keep_pos_inf=False):
         """The shared kernels' shift before ``exp`` (see ``XpKernels._shift``), checked on the
