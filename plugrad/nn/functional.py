@@ -13,6 +13,7 @@ from plugrad.core.ops.conv import unfold2d as _unfold2d
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
 from plugrad.core.ops.movement import pad
 from plugrad.core.ops.window import window_geometry as _window_geometry
+from plugrad.nn._dtypes import expect_dtype as _expect
 from plugrad.nn.functional_losses import *  # noqa: F401,F403 - the loss functions
 from plugrad.nn.functional_losses import __all__ as _losses_all
 
@@ -37,30 +38,36 @@ def relu_(x):
 
 
 def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
+    _expect("leaky_relu", x)
     out = plugrad.where(x > 0, x, x * negative_slope)
     return x.copy_(out) if inplace else out
 
 
 def elu(x, alpha: float = 1.0, inplace: bool = False):
+    _expect("elu", x)
     out = plugrad.where(x > 0, x, (x.clamp_max(0.0).expm1()) * alpha)
     return x.copy_(out) if inplace else out
 
 
 def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    _expect("hardtanh", x, ints=True)
     out = x.clamp(min_val, max_val)
     return x.copy_(out) if inplace else out
 
 
 def relu6(x, inplace: bool = False):
+    _expect("relu6", x, ints=True)
     return hardtanh(x, 0.0, 6.0, inplace)
 
 
 def silu(x, inplace: bool = False):
+    _expect("silu", x)
     out = x * x.sigmoid()
     return x.copy_(out) if inplace else out
 
 
 def mish(x, inplace: bool = False):
+    _expect("mish", x)
     out = x * softplus(x).tanh()
     return x.copy_(out) if inplace else out
 
@@ -74,21 +81,25 @@ def tanh(x):
 
 
 def softsign(x):
+    _expect("softsign", x, ints=True)
     return x / (x.abs() + 1.0)
 
 
 def logsigmoid(x):
+    _expect("logsigmoid", x)
     return -softplus(-x)
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     """``log(1 + exp(beta x)) / beta``, linear above ``threshold`` (PyTorch's rule)."""
+    _expect("softplus", x)
     bx = x * beta
     soft = (bx.clamp_max(threshold).exp().log1p()) / beta
     return plugrad.where(bx > threshold, x, soft)
 
 
 def glu(x, dim: int = -1):
+    _expect("glu", x)
     a, b = x.chunk(2, dim)
     return a * b.sigmoid()
 
@@ -104,6 +115,7 @@ def log_softmax(x, dim=None, _stacklevel=3, dtype=None):
 # ====================================================================== linear layers
 def bilinear(x1, x2, weight, bias=None):
     """``y_k = x1 @ W_k @ x2 + b_k`` for ``weight`` of shape ``(out, in1, in2)``."""
+    _expect("bilinear", x1, ints=True)
     if weight.ndim != 3 or x1.shape[-1] != weight.shape[1] or x2.shape[-1] != weight.shape[2]:
         raise plugrad.ShapeError(f"bilinear: inputs {list(x1.shape)} and {list(x2.shape)} do "
                                  f"not match weight {list(weight.shape)} (out, in1, in2)")
@@ -114,6 +126,7 @@ def bilinear(x1, x2, weight, bias=None):
 # ====================================================================== windows
 def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
     """im2col: ``(N, C * kh * kw, L)`` blocks of a 4-D input (``torch.nn.functional.unfold``)."""
+    _expect("unfold", x, bool_=True)
     kernel, stride, pads, dilation = _window_geometry("unfold", kernel_size, stride, padding,
                                                       dilation)
     cols = _unfold2d(x, kernel, stride, pads, dilation)
@@ -123,6 +136,13 @@ def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
 
 def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """col2im, the adjoint of :func:`unfold`: sums blocks back into ``(N, C, *output_size)``."""
+    _expect("fold", x, bool_=True)
+    if x.dtype == plugrad.bool:  # overlapping blocks add as bools do in PyTorch: "or"
+        return _fold(x.long(), output_size, kernel_size, dilation, padding, stride) > 0
+    return _fold(x, output_size, kernel_size, dilation, padding, stride)
+
+
+def _fold(x, output_size, kernel_size, dilation, padding, stride):
     kernel, stride, pads, dilation = _window_geometry("fold", kernel_size, stride, padding,
                                                       dilation)
     hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
@@ -142,6 +162,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
                momentum=0.1, eps=1e-5):
     """Normalise over every dim but the channel dim (1). In training, batch statistics are
     used and the running ones updated in place (unbiased variance, as in PyTorch)."""
+    _expect("batch_norm", x)
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
                          f"{x.ndim}-D input of shape {list(x.shape)}")
@@ -180,6 +201,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
 def normalize(x, p: float = 2.0, dim: int = 1, eps: float = 1e-12):
     """``x / max(||x||_p, eps)`` along ``dim``."""
+    _expect("normalize", x)
     return x / x.norm(p, dim, keepdim=True).clamp_min(eps)
 
 
@@ -222,8 +244,9 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 
 def one_hot(x, num_classes: int = -1):
-    if x.dtype.is_floating_point or x.dtype == plugrad.bool:
-        raise TypeError("one_hot is only applicable to index tensor of integer dtype")
+    if x.dtype != plugrad.int64:
+        raise plugrad.DTypeError(f"one_hot is only applicable to index tensor of type "
+                                 f"LongTensor (int64), got {x.dtype}")
     if num_classes < 0:
         num_classes = int(x.max()) + 1 if x.numel() else 0
     elif x.numel() and int(x.max()) >= num_classes:

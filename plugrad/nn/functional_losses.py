@@ -12,6 +12,7 @@ import plugrad
 from plugrad.core import autocast as _ac
 from plugrad.core.ops import loss_ops as _ops
 from plugrad.core.ops.loss_ops import reduce_loss
+from plugrad.nn._dtypes import expect_dtype
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
@@ -34,6 +35,7 @@ def _pair(op: str, input, target):
         if not isinstance(t, plugrad.Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
+    expect_dtype(op, input)
     if tuple(input.shape) == tuple(target.shape):
         return input, target
     try:
@@ -99,6 +101,7 @@ def _batched(op: str, input, target, class_indices: bool):
     if not isinstance(target, plugrad.Tensor):
         raise TypeError(f"{op}(): argument 'target' must be Tensor, not "
                         f"{type(target).__name__}")
+    expect_dtype(op, input)
     if input.ndim == 0:
         raise ValueError(f"{op}: input must have at least one dimension (the classes), got "
                          f"a 0-d tensor")
@@ -187,6 +190,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         "binary_cross_entropy", input, target, weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
+    expect_dtype("binary_cross_entropy", input)
     return reduce_loss(_ops.binary_cross_entropy_elementwise(input, target, weight), reduction)
 
 
@@ -197,6 +201,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         "binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
+    expect_dtype("binary_cross_entropy_with_logits", input)
     loss = _ops.binary_cross_entropy_with_logits_elementwise(input, target, weight, pos_weight)
     return reduce_loss(loss, reduction)
 

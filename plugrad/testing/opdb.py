@@ -1481,6 +1481,12 @@ _add(
 )
 
 
+# ====================================================================== nn.functional
+from plugrad.testing._opdb_nn import NOT_OPS_NN  # noqa: E402 - its entries need the above
+
+NOT_OPS.update(NOT_OPS_NN)
+
+
 # ====================================================================== lookup, coverage
 def ops(kind: str | None = None) -> list[OpInfo]:
     return [o for o in OP_DB if kind is None or o.kind == kind]
@@ -1504,6 +1510,10 @@ def public_op_names() -> set[str]:
     names |= set(methods._METHODS) | set(methods._INPLACE)
     for d in OPS.values():
         names |= set(d.method) | set(d.method_forms) | set(d.inplace)
+    import plugrad.nn.functional as F
+    names |= {f"nn.functional.{n}" for n in dir(F) if not n.startswith("_")
+              and callable(getattr(F, n)) and not isinstance(getattr(F, n), type)
+              and getattr(getattr(F, n), "__module__", "").startswith("plugrad")}
     return names
 
 
