@@ -141,7 +141,14 @@ class NNComposites:
             return self.mul(self.mul(x, 0.5), self.add(self.tanh(inner), 1.0))
         return self.mul(self.mul(x, 0.5), self.add(self.erf(self.mul(x, math.sqrt(0.5))), 1.0))
 
+    def silu(self, x):
+        return self.mul(x, self.sigmoid(x))
+
     # ------------------------------------------------------------------ backward kernels
+    def silu_backward(self, g, x):
+        s = self.sigmoid(x)
+        return self.mul(g, self.mul(s, self.add(self.mul(x, self.sub(1.0, s)), 1.0)))
+
     def gelu_backward(self, g, x, approximate):
         """``g * (Phi(x) + x phi(x))``, or the derivative of the tanh form,
         ``g * ((1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3·0.044715 x²))`` with ``t`` the tanh."""

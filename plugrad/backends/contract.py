@@ -435,6 +435,14 @@ class Backend(Composites, abc.ABC):
         """Gradient of :meth:`gelu` w.r.t. ``x``, given the output gradient ``g``."""
         return _C.gelu_backward(self, g, x, approximate)
 
+    def silu(self, x):
+        """SiLU (swish): ``x * sigmoid(x)``."""
+        return _C.silu(self, x)
+
+    def silu_backward(self, g, x):
+        """Gradient of :meth:`silu` w.r.t. ``x``: ``g * s * (1 + x * (1 - s))``, ``s = sigmoid(x)``."""
+        return _C.silu_backward(self, g, x)
+
     def softmax_backward(self, g, y, axis: int):
         """Gradient of :meth:`softmax` from its output ``y``: ``y * (g - sum(g * y, axis))``."""
         return _C.softmax_backward(self, g, y, axis)

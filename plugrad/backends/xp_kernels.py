@@ -118,6 +118,13 @@ class XpKernels(XpWindowKernels):
         y *= 0.5
         return y
 
+    def silu(self, x):
+        out = self._fused("silu", x)
+        if out is None:
+            out = self.sigmoid(x)  # a new array: scaled in place
+            out *= x
+        return out
+
     # ------------------------------------------------------------------ normalization
     def layer_norm(self, x, weight, bias, n_axes, eps):
         xp = self.xp
@@ -142,6 +149,18 @@ class XpKernels(XpWindowKernels):
         return y, mean, rstd
 
     # ------------------------------------------------------------------ backward kernels
+    def silu_backward(self, g, x):
+        out = self._fused("silu_backward", g, x)
+        if out is not None:
+            return out
+        s = self.sigmoid(x)
+        out = 1.0 - s  # then x (1 - s) + 1, times s and g, in place
+        out *= x
+        out += 1.0
+        out *= s
+        out *= g
+        return out
+
     def gelu_backward(self, g, x, approximate):
         out = self._fused("gelu_tanh_backward" if approximate == "tanh" else
                           "gelu_erf_backward", g, x)

@@ -22,7 +22,7 @@ from plugrad.nn.functional_losses import __all__ as _losses_all
 globals().update(_functional_namespace())
 
 __all__ = sorted(_functional_namespace()) + ["bilinear", "unfold", "fold", "batch_norm", "dropout",
-           "embedding", "relu", "relu_", "leaky_relu", "silu", "sigmoid", "tanh",
+           "embedding", "relu", "relu_", "leaky_relu", "sigmoid", "tanh",
            "softmax", "log_softmax", "softplus", "pad", "one_hot", "normalize",
            "scaled_dot_product_attention", "elu", "hardtanh", "relu6", "mish", "softsign",
            "glu", "logsigmoid", "causal_mask", "multi_head_attention_forward"] + list(_losses_all)
@@ -58,12 +58,6 @@ def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = Fal
 def relu6(x, inplace: bool = False):
     _expect("relu6", x, ints=True)
     return hardtanh(x, 0.0, 6.0, inplace)
-
-
-def silu(x, inplace: bool = False):
-    _expect("silu", x)
-    out = x * x.sigmoid()
-    return x.copy_(out) if inplace else out
 
 
 def mish(x, inplace: bool = False):

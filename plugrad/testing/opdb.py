@@ -1139,6 +1139,17 @@ def k_layer_norm(make, dtype):
     yield S((make(2, 2, 3), None, None, 2, 1e-5), name="no affine, 2 axes")
 
 
+def k_silu(make, dtype):
+    yield S((make(2, 3, low=-6, high=6),), name="2-d")
+    yield S((make(3, layout="slice"),), name="strided")
+    yield S((make(0, 3),), name="zero-size")
+
+
+def k_silu_backward(make, dtype):
+    yield S((make(2, 3), make(2, 3, low=-6, high=6)), name="2-d")
+    yield S((make(0, 3), make(0, 3)), name="zero-size")
+
+
 def k_gelu(make, dtype):
     yield S((make(2, 3, low=-3, high=3), "none"), name="erf")
     yield S((make(2, 3, low=-3, high=3), "tanh"), name="tanh")
@@ -1471,6 +1482,7 @@ def k_sdpa_backward(make, dtype):
 
 _add(
     _K("gelu_backward", k_gelu_backward, K_FLOATS),
+    _K("silu", k_silu, K_FLOATS), _K("silu_backward", k_silu_backward, K_FLOATS),
     _K("softmax_backward", k_softmax_backward, K_FLOATS),
     _K("log_softmax_backward", k_log_softmax_backward, K_FLOATS),
     _K("layer_norm_backward", k_layer_norm_backward, K_FLOATS),

@@ -61,6 +61,10 @@ SPECS = {s.name: s for s in (
         "T e = exp(-fabs(x)); T r = T(1) / (T(1) + e); y = x < T(0) ? e * r : r",
         _sigmoid_ref),
     KernelSpec(
+        "plugrad_silu", "T x", "T y",
+        "T e = exp(-fabs(x)); T r = T(1) / (T(1) + e); y = x * (x < T(0) ? e * r : r)",
+        lambda x: (x * _sigmoid_ref(x)).astype(x.dtype)),
+    KernelSpec(
         # exp(x - m) for softmax / logsumexp: one pass instead of two.
         "plugrad_sub_exp", "T x, T m", "T y", "y = exp(x - m)",
         lambda x, m: np.exp(x - m).astype(x.dtype)),
@@ -77,6 +81,11 @@ SPECS = {s.name: s for s in (
         " T right = T(0.5) * x * (T(1) - t * t) * T(0.79788456080286535588)"
         " * (T(1) + T(0.134145) * x2); y = g * (T(0.5) * (T(1) + t) + right)",
         lambda g, x: (g * _gelu_tanh_grad(x)).astype(x.dtype)),
+    KernelSpec(
+        "plugrad_silu_backward", "T g, T x", "T y",
+        "T e = exp(-fabs(x)); T r = T(1) / (T(1) + e); T s = x < T(0) ? e * r : r;"
+        " y = g * s * (T(1) + x * (T(1) - s))",
+        lambda g, x: (g * _sigmoid_ref(x) * (1.0 + x * (1.0 - _sigmoid_ref(x)))).astype(x.dtype)),
     KernelSpec(
         # softmax's gradient from its output y and s = sum(g * y) over the axis
         "plugrad_softmax_backward", "T g, T y, T s", "T out", "out = y * (g - s)",

@@ -1,4 +1,4 @@
-"""Activations with a kernel of their own: relu, softmax, log_softmax, gelu.
+"""Activations with a kernel of their own: relu, softmax, log_softmax, gelu, silu.
 
 Each keeps what PyTorch's keeps (relu and the softmax family their output, gelu its
 input), so an in-place change of the input after the op is not an error where PyTorch's
@@ -107,3 +107,22 @@ def gelu(x, approximate="none"):
         node.approximate = approximate
         record(r, node, (x,), (x,))
     return r
+
+
+# ====================================================================== SiLU
+class SiluBackward0(Node):
+
+    def grad(self, F, g, x):
+        return (F.silu_backward(g, x),)
+
+
+@op(functional="silu")
+def silu(x, inplace=False):
+    """``x * sigmoid(x)``, one kernel each way (``silu``, ``silu_backward``)."""
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"silu: expected a floating point input, got {x.dtype.name}")
+    k = x._k
+    r = _wrap(k.silu(x._data), x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        record(r, SiluBackward0(), (x,), (x,))
+    return x.copy_(r) if inplace else r

@@ -10,17 +10,19 @@ through every fused kernel, with no second formula to keep in step.
 """
 from __future__ import annotations
 
-from plugrad.backends.contract import Backend
+from plugrad.backends.contract import Backend, optional_kernels
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.composite import CompositeBackward
 from plugrad.core.autograd.record import any_recording, record
 from plugrad.core.tensor import Tensor, _wrap
 
-#: Fused kernels that gradient rules call, and how many arrays each returns.
-FUSED = {"gelu_backward": 1, "softmax_backward": 1, "log_softmax_backward": 1,
-         "layer_norm_backward": 3, "max_pool2d_backward": 1, "cross_entropy_backward": 1,
-         "scaled_dot_product_attention": 2, "scaled_dot_product_attention_backward": 3,
-         "conv2d_grad_input": 1, "conv2d_grad_weight": 1, "layer_norm": 3}
+#: Fused kernels that gradient rules call, and how many arrays each returns: every optional
+#: kernel named ``*_backward`` or ``*_grad_*`` (one array unless listed here), and the
+#: forward kernels listed here.
+_OUTPUTS = {"layer_norm_backward": 3, "scaled_dot_product_attention_backward": 3,
+            "scaled_dot_product_attention": 2, "layer_norm": 3}
+FUSED = {name: _OUTPUTS.get(name, 1) for name in optional_kernels()
+         if name.endswith("_backward") or "_grad_" in name or name in _OUTPUTS}
 
 
 def _camel(name: str) -> str:
