@@ -12,6 +12,8 @@ import os
 import threading
 import warnings
 
+import numpy as np
+
 from plugrad.backends.contract import (CONTRACT_VERSION, DTYPE_NAMES, Backend, optional_kernels,
                                        required_primitives)
 
@@ -294,7 +296,6 @@ def _check_host_transfer(backend: Backend) -> None:
     """Every declared dtype must cross to the host (``print``, ``tolist``, ``.numpy()`` use
     ``to_numpy``): a tiny round trip per dtype, once, when the device is first used. A
     dtype NumPy lacks crosses as the NumPy type holding its values (bfloat16: float32)."""
-    import numpy as np
     for name in sorted(backend.dtypes):
         host = np.dtype("float32" if name == "bfloat16" else name)
         try:

@@ -8,6 +8,7 @@ dtype moves (``to``, ``float``, ...: ``ops/conversion.py``), the autograd entry 
 """
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -300,7 +301,6 @@ class Tensor:
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
         for key, value in getattr(self, "__dict__", {}).items():
-            import copy
             setattr(out, key, copy.deepcopy(value, memo))
         memo[id(self)] = out
         return out

@@ -9,9 +9,12 @@ used as context managers restore the previous setting on exit.
 """
 from __future__ import annotations
 
+import functools
 import os
 import traceback
 import warnings
+
+import numpy as np
 
 _enabled = False
 _check_nan = True
@@ -71,8 +74,6 @@ class detect_anomaly:
         return False
 
     def __call__(self, fn):
-        import functools
-
         check_nan = self.check_nan
 
         @functools.wraps(fn)
@@ -136,7 +137,6 @@ def call_rule(node, g, tensor_mode: bool, apply, table_of):
 
 
 def _has_nan(x, tensor_mode, table_of, node, i) -> bool:
-    import numpy as np
     if tensor_mode:
         return x.dtype.is_floating_point and bool(x.isnan().any())
     values = np.asarray(table_of(node, i, x).to_numpy(x))
