@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import inspect
 import pathlib
 import sys
 
@@ -54,6 +55,31 @@ def _applicable(op, dtype):
     return tests
 
 
+def _defined_in(op) -> str:
+    """Where the op lives: the file of a public op's function; for a kernel, the backends
+    whose own implementation replaces the contract's composite (``required``: no composite)."""
+    if op.kind == "public":
+        try:
+            path = pathlib.Path(inspect.getsourcefile(inspect.unwrap(op.op))).resolve()
+            rel = path.relative_to(ROOT / "plugrad")
+        except (TypeError, ValueError):
+            return ""
+        return "" if rel.name == "opdb.py" else f"`{rel.as_posix()}`"
+    from plugrad.backends.contract import Backend, required_primitives
+    if op.name in required_primitives():
+        return "required"
+    own = [name for name, cls in _backend_classes().items()
+           if getattr(cls, op.name, None) is not getattr(Backend, op.name, None)]
+    return "composite" + (f"; own: {', '.join(own)}" if own else "")
+
+
+def _backend_classes() -> dict:
+    from plugrad.backends.cupy import CuPyBackend
+    from plugrad.backends.numpy import NumPyBackend
+    from plugrad.backends.reference import ReferenceBackend
+    return {"numpy": NumPyBackend, "reference": ReferenceBackend, "cupy": CuPyBackend}
+
+
 def render() -> str:
     reasons: list[str] = []
 
@@ -72,14 +98,16 @@ def render() -> str:
         "Each cell lists the dtypes tested on that backend: plain means the tests pass;",
         "`dtype✗[n]` means some tests are expected failures (strict xfail) for reason *n*",
         "below. `grad` marks ops gradchecked in float64; `—` means no dtype applies.",
+        "`defined in`: a public op's file under `plugrad/` (its declaration, rule and",
+        "kernel calls); a kernel's composite (in the contract) and the backends with their own.",
         f"Dtypes: {', '.join(f'{v} = {k}' for k, v in SHORT.items())}.",
         "",
     ]
     for kind, title in (("public", "Public ops"), ("kernel", "Backend kernels")):
         lines += [f"## {title}", "",
                   "| op | grad | " + " | ".join(f"{d} ({b})" for d, (b, _) in BACKENDS.items())
-                  + " |",
-                  "|---|---|" + "---|" * len(BACKENDS)]
+                  + " | defined in |",
+                  "|---|---|" + "---|" * (len(BACKENDS) + 1)]
         for op in sorted(opdb.ops(kind), key=lambda o: o.name):
             cells = []
             for device, (_, have) in BACKENDS.items():
@@ -93,7 +121,7 @@ def render() -> str:
                                                  if why else ""))
                 cells.append(" ".join(parts) or "—")
             lines.append(f"| `{op.name}` | {'grad' if op.differentiable else ''} | "
-                         + " | ".join(cells) + " |")
+                         + " | ".join(cells) + f" | {_defined_in(op)} |")
         lines.append("")
     lines += ["## Expected failures", ""]
     lines += [f"{i + 1}. {r}" for i, r in enumerate(reasons)] or ["None."]
