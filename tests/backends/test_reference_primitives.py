@@ -949,6 +949,22 @@ def case_gelu_backward():
 
 
 @optional
+def case_silu():
+    import torch
+    x = np.concatenate([np.linspace(-40, 40, 17), [0.0, -0.0]])
+    check(B.silu(ref(x)), torch.nn.functional.silu(torch.tensor(x)).numpy(), rtol=1e-12,
+          atol=1e-14)
+
+
+@optional
+def case_silu_backward():
+    import torch
+    x, g = np.linspace(-8, 8, 11), rand((11,), "float64")
+    want = _torch_grads(torch.nn.functional.silu, g, x)[0]
+    check(B.silu_backward(ref(g), ref(x)), want, rtol=1e-12, atol=1e-14)
+
+
+@optional
 def case_softmax_backward():
     import torch
     x, g = rand((3, 4), "float64"), rand((3, 4), "float64")
