@@ -846,7 +846,9 @@ def case_logsumexp():
         for axes in [None, (2,), (0, 2)]:
             for keepdims in (False, True):
                 want = npx(_np_logsumexp, w, axes, keepdims)
-                check(B.logsumexp(ref(x), axes, keepdims), want, dtype, rtol=RTOL[dtype] * 4)
+                # a result near 0 carries the inputs' absolute rounding error (~5 ulp of 5)
+                check(B.logsumexp(ref(x), axes, keepdims), want, dtype, rtol=RTOL[dtype] * 4,
+                      atol=RTOL[dtype] * 10)
 
 
 @optional
