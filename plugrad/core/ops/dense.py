@@ -69,6 +69,6 @@ def linear(x, weight, bias=None):
         out = k.add(out, bias._data)
     r = _wrap(out, x.dtype, x.device, k)
     if recording(x, weight, bias):
-        record(r, _NODES[min(len(xs), 3), bias is not None](), (x, weight, bias) if bias is not None else (x, weight),
-               (x, weight))
+        node = _NODES[min(len(xs), 3), bias is not None]()
+        record(r, node, (x, weight, bias) if bias is not None else (x, weight), (x, weight))
     return r
