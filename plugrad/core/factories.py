@@ -10,6 +10,7 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device, get_default_device
 from plugrad.core.errors import check_dtype_supported
+from plugrad.core.outputs import write_out
 from plugrad.core.registry import BackendError
 from plugrad.core.tensor import Tensor, _adopt, _wrap, table_for
 
@@ -200,11 +201,12 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    dtype, device = out_defaults(out, dtype, device)
     size = _sizes(tuple(size) if isinstance(size, (tuple, list)) else (size,), "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dt = _dt.get_dtype(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
-    return _into(out, _filled("full", size, fill_value, dt, device, requires_grad))
+    return _into("full", out, _filled("full", size, fill_value, dt, device, requires_grad))
 
 
 def _filled(op, size, value, dt, device, requires_grad) -> Tensor:
@@ -217,21 +219,17 @@ def _filled(op, size, value, dt, device, requires_grad) -> Tensor:
     return _finish(k.full(size, v, dt.name, dev.index), dt, dev, k, requires_grad)
 
 
-def _into(out, result: Tensor) -> Tensor:
-    """Honour ``out=``: write ``result`` into ``out`` (same shape) in place and return it."""
-    if out is None:
-        return result
-    if not isinstance(out, Tensor):
-        raise TypeError(f"out= expects a Tensor, got {type(out).__name__}")
-    if out.shape != result.shape:
-        raise ValueError(f"out= has shape {list(out.shape)} but the result has shape "
-                         f"{list(result.shape)}")
-    k = out._k
-    data = result._data if result.dtype is out.dtype else k.astype(result._data,
-                                                                  out.dtype.name)
-    out._data = k.assign(out._data, (), data)
-    out._vc[0] += 1
-    return out
+def _into(op, out, result: Tensor) -> Tensor:
+    """Honour ``out=`` (PyTorch's rules: :mod:`plugrad.core.outputs`; a factory resizes
+    ``out`` without a warning, as PyTorch's do)."""
+    return result if out is None else write_out(op, out, result, warn=False)
+
+
+def out_defaults(out, dtype, device):
+    """A factory given ``out=`` makes ``out``'s dtype on ``out``'s device unless told."""
+    if out is None or not isinstance(out, Tensor):
+        return dtype, device
+    return (out.dtype if dtype is None else dtype), (out.device if device is None else device)
 
 
 def _default(dtype):
@@ -239,19 +237,22 @@ def _default(dtype):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **_ignored) -> Tensor:
-    return _into(out, _filled("zeros", _sizes(size, "zeros"), 0, _default(dtype), device,
-                              requires_grad))
+    dtype, device = out_defaults(out, dtype, device)
+    return _into("zeros", out, _filled("zeros", _sizes(size, "zeros"), 0, _default(dtype),
+                                     device, requires_grad))
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **_ignored) -> Tensor:
-    return _into(out, _filled("ones", _sizes(size, "ones"), 1, _default(dtype), device,
-                              requires_grad))
+    dtype, device = out_defaults(out, dtype, device)
+    return _into("ones", out, _filled("ones", _sizes(size, "ones"), 1, _default(dtype),
+                                     device, requires_grad))
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_ignored) -> Tensor:
+    dtype, device = out_defaults(out, dtype, device)
     """Like ``zeros`` (plugrad does not hand out uninitialised memory)."""
-    return _into(out, _filled("empty", _sizes(size, "empty"), 0, _default(dtype), device,
-                              requires_grad))
+    return _into("empty", out, _filled("empty", _sizes(size, "empty"), 0, _default(dtype),
+                                       device, requires_grad))
 
 
 def _like(op, t, fill, dtype, device, requires_grad) -> Tensor:
@@ -292,6 +293,7 @@ def _is_int(v) -> bool:
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
            out=None) -> Tensor:
     """``start, start + step, ...`` below ``end``: int64 when every bound is an integer."""
+    dtype, device = out_defaults(out, dtype, device)
     if end is None:
         start, end = 0, start
     values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -315,7 +317,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     else:  # in float64 like PyTorch's accumulate type; an integer dtype truncates
         n = max(int(math.ceil((end - start) / step)), 0)
         data = k.from_numpy(start + np.arange(n, dtype=np.float64) * step, dt.name, dev.index)
-    return _into(out, _finish(data, dt, dev, k, requires_grad))
+    result = _finish(data, dt, dev, k, requires_grad)
+    if isinstance(out, Tensor) and out.numel() and out.numel() != n:
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is "
+                      f"{out.numel()} which does not match the computed number of elements "
+                      f"{n}. Note that this may occur as a result of rounding error. The out "
+                      f"tensor will be resized to a tensor of shape ({n},).", UserWarning,
+                      stacklevel=2)
+    return _into("arange", out, result)
 
 
 def _steps(op: str, steps) -> int:

@@ -11,7 +11,8 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core import registry
 from plugrad.core.errors import check_dtype_supported
-from plugrad.core.factories import _sizes, resolve_device, tensor
+from plugrad.core.factories import _sizes, out_defaults, resolve_device, tensor
+from plugrad.core.outputs import write_out
 from plugrad.core.registry import get_registry
 from plugrad.core.tensor import Tensor, _wrap, table_for
 
@@ -127,12 +128,22 @@ def _sample(kind, size, dtype, device, requires_grad, generator):
     return t
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    return _sample("uniform", size, dtype, device, requires_grad, generator)
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None,
+         out=None) -> Tensor:
+    if out is None:
+        return _sample("uniform", size, dtype, device, requires_grad, generator)
+    dtype, device = out_defaults(out, dtype, device)
+    return write_out("rand", out, _sample("uniform", size, dtype, device, requires_grad,
+                                          generator))
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None) -> Tensor:
-    return _sample("normal", size, dtype, device, requires_grad, generator)
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None,
+          out=None) -> Tensor:
+    if out is None:
+        return _sample("normal", size, dtype, device, requires_grad, generator)
+    dtype, device = out_defaults(out, dtype, device)
+    return write_out("randn", out, _sample("normal", size, dtype, device, requires_grad,
+                                           generator))
 
 
 def rand_like(t, *, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -1,13 +1,16 @@
 """``plugrad.nn.functional``: PyTorch's ``torch.nn.functional``.
 
 Layers with a fused kernel (linear, conv, pooling, layer norm, GELU, softmax) come from the
-core's one-node ops; the rest are short compositions of public Tensor ops.
+core's one-node ops; the rest are short compositions of public Tensor ops, whose last node
+takes the name of PyTorch's node for the function (``present_as``: programs print
+``grad_fn``), as ``F.leaky_relu(x).grad_fn`` is ``LeakyReluBackward0`` in PyTorch.
 """
 from __future__ import annotations
 
 import math
 
 import plugrad
+from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.conv import fold2d as _fold2d
 from plugrad.core.ops.conv import unfold2d as _unfold2d
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
@@ -40,19 +43,19 @@ def relu_(x):
 def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
     _expect("leaky_relu", x)
     out = plugrad.where(x > 0, x, x * negative_slope)
-    return x.copy_(out) if inplace else out
+    return x.copy_(out) if inplace else _named(out, "LeakyReluBackward0")
 
 
 def elu(x, alpha: float = 1.0, inplace: bool = False):
     _expect("elu", x)
     out = plugrad.where(x > 0, x, (x.clamp_max(0.0).expm1()) * alpha)
-    return x.copy_(out) if inplace else out
+    return x.copy_(out) if inplace else _named(out, "EluBackward0")
 
 
 def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     _expect("hardtanh", x, ints=True)
     out = x.clamp(min_val, max_val)
-    return x.copy_(out) if inplace else out
+    return x.copy_(out) if inplace else _named(out, "HardtanhBackward0")
 
 
 def relu6(x, inplace: bool = False):
@@ -63,7 +66,7 @@ def relu6(x, inplace: bool = False):
 def mish(x, inplace: bool = False):
     _expect("mish", x)
     out = x * softplus(x).tanh()
-    return x.copy_(out) if inplace else out
+    return x.copy_(out) if inplace else _named(out, "MishBackward0")
 
 
 def sigmoid(x):
@@ -81,7 +84,7 @@ def softsign(x):
 
 def logsigmoid(x):
     _expect("logsigmoid", x)
-    return -softplus(-x)
+    return _named(-softplus(-x), "LogSigmoidBackward0")
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
@@ -89,13 +92,13 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
     _expect("softplus", x)
     bx = x * beta
     soft = (bx.clamp_max(threshold).exp().log1p()) / beta
-    return plugrad.where(bx > threshold, x, soft)
+    return _named(plugrad.where(bx > threshold, x, soft), "SoftplusBackward0")
 
 
 def glu(x, dim: int = -1):
     _expect("glu", x)
     a, b = x.chunk(2, dim)
-    return a * b.sigmoid()
+    return _named(a * b.sigmoid(), "GluBackward0")
 
 
 def softmax(x, dim=None, _stacklevel=3, dtype=None):
@@ -190,7 +193,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         y = y * weight.reshape(view)
     if bias is not None:
         y = y + bias.reshape(view)
-    return y
+    return _named(y, "NativeBatchNormBackward0")
 
 
 def normalize(x, p: float = 2.0, dim: int = 1, eps: float = 1e-12):
@@ -234,7 +237,7 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         pad_idx = padding_idx % n
         keep = (x != pad_idx).unsqueeze(-1)
         out = plugrad.where(keep, out, out.detach())
-    return out
+    return _named(out, "EmbeddingBackward0")
 
 
 def one_hot(x, num_classes: int = -1):
@@ -288,7 +291,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                  is_causal=False, scale=None, enable_gqa=False):
     """Attention as in ``torch.nn.functional.scaled_dot_product_attention``; a boolean mask
     is True where attending is allowed, a float mask is added to the scores."""
-    return _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    # PyTorch on CPU: one flash-attention node for 4-D inputs, the math path's batched
+    # matmul (a view of bmm's result) otherwise
+    return _named(out, "ScaledDotProductFlashAttentionForCpuBackward0" if query.ndim == 4
+                  else "UnsafeViewBackward0")
 
 
 # multi-head attention uses the functions above, so it is imported last

@@ -1,8 +1,10 @@
 """Loss functions (``plugrad.nn.functional.mse_loss`` ...), as in ``torch.nn.functional``.
 
-Regression losses are plain Tensor ops. Cross-entropy (class indices) and the binary
-cross-entropies use one fused node each from :mod:`plugrad.core.ops.loss_ops`, for speed
-and for PyTorch's gradient at the kinks.
+Regression losses are plain Tensor ops, except MSE. MSE, NLL, cross-entropy (class
+indices) and the binary cross-entropies use one fused node each from
+:mod:`plugrad.core.ops.loss_ops`, for speed, for PyTorch's gradient at the kinks and for
+PyTorch's ``grad_fn`` (``MseLossBackward0``, ``NllLossBackward0``, ...). Losses PyTorch
+also builds from smaller ops keep the name of PyTorch's last node (:func:`present_as`).
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import warnings
 
 import plugrad
 from plugrad.core import autocast as _ac
+from plugrad.core.autograd.node import present_as
 from plugrad.core.ops import loss_ops as _ops
 from plugrad.core.ops.loss_ops import reduce_loss
 from plugrad.nn._dtypes import expect_dtype
@@ -54,7 +57,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     if _ac.active: input, target = _ac.autocast_args("mse_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, t = _pair("mse_loss", input, target)
-    return reduce_loss((x - t).square(), reduction)
+    return _ops.mse_loss(x, t, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -80,8 +83,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     x, t = _pair("smooth_l1_loss", input, target)
     d = (x - t).abs()
     if beta == 0:
-        return reduce_loss(d, reduction)
-    return reduce_loss(_piecewise(d, beta, 1.0 / beta, 1.0), reduction)
+        return present_as(reduce_loss(d, reduction), "SmoothL1LossBackward0")
+    return present_as(reduce_loss(_piecewise(d, beta, 1.0 / beta, 1.0), reduction),
+                      "SmoothL1LossBackward0")
 
 
 def huber_loss(input, target, reduction="mean", delta: float = 1.0):
@@ -91,7 +95,8 @@ def huber_loss(input, target, reduction="mean", delta: float = 1.0):
         raise ValueError(f"huber_loss does not support non-positive values for delta, got "
                          f"{delta}.")
     x, t = _pair("huber_loss", input, target)
-    return reduce_loss(_piecewise((x - t).abs(), delta, 1.0, delta), reduction)
+    return present_as(reduce_loss(_piecewise((x - t).abs(), delta, 1.0, delta), reduction),
+                      "HuberLossBackward0")
 
 
 def _batched(op: str, input, target, class_indices: bool):
@@ -114,13 +119,6 @@ def _batched(op: str, input, target, class_indices: bool):
     return input, target, False
 
 
-def _mean_over_weights(loss, w_elem, reduction: str):
-    """PyTorch's weighted mean: divide by the summed weights of the counted targets."""
-    if reduction == "mean":
-        return loss.sum() / w_elem.sum()
-    return reduce_loss(loss, reduction)
-
-
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):
     """``-input[i, target[i]] * weight[target[i]]``: input holds log-probabilities."""
@@ -130,10 +128,13 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     x, t, unbatched = _batched("nll_loss", input, target, True)
     safe, valid = _ops.class_targets("nll_loss", x, t, ignore_index)
     w_elem, _ = _ops.class_weights("nll_loss", x, weight, safe, valid)
-    picked = x.gather(1, safe.unsqueeze(1)).squeeze(1)
-    loss = plugrad.where(valid, -picked * w_elem, 0.0)
-    out = _mean_over_weights(loss, w_elem, reduction)
-    return out.squeeze(0) if unbatched and reduction == "none" else out
+    out = _ops.nll_loss(x, safe, valid, w_elem, reduction)
+    return _unbatch(out, "NllLossBackward0") if unbatched and reduction == "none" else out
+
+
+def _unbatch(out, name: str):
+    """The loss of an unbatched input, under the name of the loss's node."""
+    return present_as(out.squeeze(0), name)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
@@ -162,9 +163,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     else:
         safe, valid = _ops.class_targets("cross_entropy", x, t, ignore_index)
         w_elem, w = _ops.class_weights("cross_entropy", x, weight, safe, valid)
-        loss = _ops.cross_entropy_elementwise(x, safe, valid, w_elem, w, label_smoothing)
-        out = _mean_over_weights(loss, w_elem, reduction)
-    return out.squeeze(0) if unbatched and reduction == "none" else out
+        out = _ops.cross_entropy_elementwise(x, safe, valid, w_elem, w, label_smoothing,
+                                             reduction)
+        if label_smoothing:  # PyTorch adds the smoothing term to nll_loss's
+            present_as(out, "AddBackward0")
+    if unbatched and reduction == "none":
+        return _unbatch(out, type(out.grad_fn).__name__ if out.grad_fn else "")
+    return out
 
 
 def _soft_cross_entropy(x, target, weight, ignore_index, reduction, label_smoothing):
@@ -180,7 +185,9 @@ def _soft_cross_entropy(x, target, weight, ignore_index, reduction, label_smooth
     terms = x.log_softmax(1) * target
     if weight is not None:
         terms = terms * weight.reshape((1, -1) + (1,) * (x.ndim - 2))
-    return reduce_loss(-terms.sum(1), reduction)
+    # PyTorch's last op: the mean's division, else the negation
+    return present_as(reduce_loss(-terms.sum(1), reduction),
+                      "DivBackward1" if reduction == "mean" else "NegBackward0")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -191,7 +198,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     expect_dtype("binary_cross_entropy", input)
-    return reduce_loss(_ops.binary_cross_entropy_elementwise(input, target, weight), reduction)
+    return _ops.binary_cross_entropy_elementwise(input, target, weight, reduction)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -202,8 +209,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     expect_dtype("binary_cross_entropy_with_logits", input)
-    loss = _ops.binary_cross_entropy_with_logits_elementwise(input, target, weight, pos_weight)
-    return reduce_loss(loss, reduction)
+    return _ops.binary_cross_entropy_with_logits_elementwise(input, target, weight, pos_weight,
+                                                             reduction)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",

@@ -200,6 +200,39 @@ class AccumulateGrad(Node):
         pass
 
 
+_NAMED: dict = {}
+
+
+def torch_named(cls, name: str):
+    """``cls`` under the name PyTorch gives the node of the op it stands for.
+
+    Why: programs print ``loss.grad_fn`` and test ``type(t.grad_fn).__name__``; where
+    plugrad's node for an op differs from PyTorch's (one fused node for ``F.linear`` is
+    ``AddmmBackward0`` or ``MmBackward0`` in PyTorch, a loss built from smaller ops is
+    ``MseLossBackward0``), the node takes PyTorch's name. A subclass with no new state
+    (cached, same layout), so behaviour is the class's own.
+    """
+    cls = cls.__dict__.get("_named_from", cls)  # renaming a renamed node: from its class
+    if cls.__name__ == name:
+        return cls
+    sub = _NAMED.get((cls, name))
+    if sub is None:
+        sub = _NAMED[(cls, name)] = type(name, (cls,), {
+            "__slots__": (), "__module__": cls.__module__, "__qualname__": name,
+            "_named_from": cls,
+            "__doc__": f"{cls.__name__} as PyTorch names it."})
+    return sub
+
+
+def present_as(out, name: str):
+    """Rename ``out.grad_fn`` (made by the op returning ``out``) to PyTorch's ``name``;
+    ``out`` itself is returned. A leaf or a tensor outside the graph is left alone."""
+    node = out.grad_fn
+    if node is not None and node.__class__ is not AccumulateGrad:
+        node.__class__ = torch_named(node.__class__, name)
+    return out
+
+
 class _Handle:
     """What ``register_hook`` returns: ``remove()`` takes the hook off again."""
 

@@ -3,7 +3,7 @@ per call whose rule calls the two gradient kernels (fused where a backend has th
 from __future__ import annotations
 
 from plugrad.core import autocast as _ac
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.grad_mode import _state
@@ -98,7 +98,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         node = ConvolutionBackward0()
         node.geom = (stride, pads, dilation, groups)
         record(r, node, (x, weight, bias) if bias is not None else (x, weight), (x, weight))
-    return squeeze(r, 0) if unbatched else r
+    return present_as(squeeze(r, 0), "SqueezeBackward1") if unbatched else r
 
 
 @op(functional="conv1d")
@@ -119,5 +119,5 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     pad = padding if isinstance(padding, str) else (0, single(padding))
     out = conv2d(unsqueeze(x, 2), unsqueeze(weight, 2), bias, (1, single(stride)),
                  pad, (1, single(dilation)), groups)
-    out = squeeze(out, 2)
-    return squeeze(out, 0) if unbatched else out
+    out = present_as(squeeze(out, 2), "ConvolutionBackward0")  # PyTorch's one node
+    return present_as(squeeze(out, 0), "SqueezeBackward1") if unbatched else out

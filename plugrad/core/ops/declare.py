@@ -9,13 +9,19 @@ that swap the operands) and augmented assignment (``augmented=``), and
 generated from these records, so adding an op is: its forward, its node with its one
 gradient rule, this decorator, and its samples in the op database.
 
+Every ``plugrad.<name>`` function also takes ``out=`` (PyTorch's rules, one implementation:
+:mod:`plugrad.core.outputs`), except the view ops, which have none in PyTorch either.
+
 Spellings are space-separated names; ``method`` may also map a name to a callable for
 method forms whose arguments differ from the function's (``x.where(cond, other)``).
 """
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable
+
+from plugrad.core.outputs import write_out, write_outs
 
 
 @dataclasses.dataclass
@@ -70,9 +76,45 @@ def op(torch=None, *, method=None, inplace=None, dunder=None, reflected=None,
     return deco
 
 
+#: ``plugrad.<name>`` functions that return views of their input (PyTorch: no ``out=``)
+NO_OUT = frozenset("""reshape view t transpose permute squeeze unsqueeze narrow expand
+    broadcast_to broadcast_tensors flatten unflatten movedim moveaxis swapaxes swapdims split
+    chunk unbind tensor_split atleast_1d""".split())
+#: ops whose ``out=`` must have the result's dtype (PyTorch casts into the others' ``out``)
+OUT_EXACT = frozenset("""matmul mm bmm mv dot outer ger addmm baddbmm where clamp clamp_min
+    clamp_max clip amax amin norm""".split())
+#: ops that compute in ``out``'s dtype (as if given ``dtype=out.dtype``)
+OUT_DTYPE = frozenset("sum nansum prod cumsum cumprod".split())
+
+
+def with_out(name: str, fn: Callable) -> Callable:
+    """``fn`` taking ``out=`` as well: a tensor, or a tuple for ops returning several."""
+    exact = name in OUT_EXACT
+    as_dtype = name in OUT_DTYPE
+
+    @functools.wraps(fn)
+    def public(*args, out=None, **kwargs):
+        if as_dtype and out is not None and kwargs.get("dtype") is None:
+            kwargs["dtype"] = getattr(out, "dtype", None)
+        result = fn(*args, **kwargs)
+        if out is None:
+            return result
+        if isinstance(result, tuple):
+            return write_outs(name, out, result, exact)
+        return write_out(name, out, result, exact)
+    return public
+
+
 def torch_namespace() -> dict:
-    """``plugrad.<name>`` -> function, for every declared op."""
-    return {n: d.fn for d in OPS.values() for n in d.torch}
+    """``plugrad.<name>`` -> function, for every declared op (with ``out=``)."""
+    out = {}
+    for d in OPS.values():
+        for n in d.torch:
+            code = d.fn.__code__
+            params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            takes_out = n not in NO_OUT and "out" not in params
+            out[n] = with_out(n, d.fn) if takes_out else d.fn
+    return out
 
 
 def functional_namespace() -> dict:

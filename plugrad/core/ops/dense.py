@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from plugrad.core import autocast as _ac
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, torch_named
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.ops.declare import op
@@ -30,6 +30,14 @@ class LinearBackward0(Node):
         if len(self.next) > 2 and self.next[2]:
             gb = F.sum(g2, (0,), False)
         return gx, gw, gb
+
+
+#: PyTorch's name for linear's node by (input is 1-D / 2-D / N-d, has a bias): the last op
+#: of its decomposition (addmm or mm, then a view back to the batch shape)
+_NAMES = {(1, True): "ViewBackward0", (1, False): "SqueezeBackward4",
+          (2, True): "AddmmBackward0", (2, False): "MmBackward0",
+          (3, True): "ViewBackward0", (3, False): "UnsafeViewBackward0"}
+_NODES = {case: torch_named(LinearBackward0, name) for case, name in _NAMES.items()}
 
 
 @op(functional="linear")
@@ -61,6 +69,6 @@ def linear(x, weight, bias=None):
         out = k.add(out, bias._data)
     r = _wrap(out, x.dtype, x.device, k)
     if recording(x, weight, bias):
-        record(r, LinearBackward0(), (x, weight, bias) if bias is not None else (x, weight),
-               (x, weight))
+        node = _NODES[min(len(xs), 3), bias is not None]()
+        record(r, node, (x, weight, bias) if bias is not None else (x, weight), (x, weight))
     return r

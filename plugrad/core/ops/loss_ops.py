@@ -5,8 +5,9 @@ and full-size temporaries; BCE's clamped logs and BCE-with-logits' ``|x|``/``rel
 get a wrong (sub)gradient at the kinks when left to autograd (the clamp zeroes the
 gradient at ``x == 0``; at logit 0 the composite gives ``1 - t`` instead of ``0.5 - t``).
 Each node returns PyTorch's gradient, written in Tensor ops (so ``create_graph`` works).
-Reductions stay ordinary ops on the per-element loss, through :func:`reduce_loss`, except
-for the plain mean/sum cross-entropy of a training loop (:func:`cross_entropy_reduced`).
+The reduction is part of the node, as in PyTorch, whose node for each of these losses is
+one ``MseLossBackward0`` / ``NllLossBackward0`` / ``BinaryCrossEntropyBackward0`` ... that
+programs print and walk (``loss.grad_fn.next_functions`` reaches the model's output).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import math
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, torch_named
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.factories import arange
@@ -53,15 +54,92 @@ def _as_float(op: str, t: Tensor, like: Tensor) -> Tensor:
     return t if t.dtype is like.dtype else t.to(like.dtype)
 
 
+def _mean_scale(n: int) -> float:
+    """The mean's factor of a loss over ``n`` elements (PyTorch: an empty mean is NaN)."""
+    return 1.0 / n if n else math.nan
+
+
+# ====================================================================== mean squared error
+class MseLossBackward0(Node):
+    """d loss / d x = 2 (x - t) g, times 1/n for the mean; the negative for ``t``."""
+
+    def grad(self, F, g, x, t):
+        d = F.mul(F.mul(F.sub(x, t), g), self.scale)
+        return d, (F.neg(d) if self.next[1] is not None else None)
+
+
+def mse_loss(x: Tensor, t: Tensor, reduction: str) -> Tensor:
+    """``(x - t)**2`` reduced, one node; ``x`` and ``t`` of one shape."""
+    check_reduction(reduction)
+    if x.dtype is not t.dtype:
+        dt = _dt.promote_types(x.dtype, t.dtype)
+        x, t = x.to(dt), t.to(dt)
+    xd, td = x.detach(), t.detach()
+    loss = reduce_loss((xd - td).square(), reduction)
+    if not (_state.enabled and (x._rg or t._rg)):
+        return loss
+    node = MseLossBackward0()
+    node.scale = 2.0 * _mean_scale(x.numel()) if reduction == "mean" else 2.0
+    return record(loss, node, (x, t), (x, t))
+
+
+# ====================================================================== negative log-likelihood
+class NllLossBackward0(Node):
+    """d loss_i / d x_ic = -g_i q_ic, q the weighted one-hot of the targets (divided by the
+    summed weights for the mean)."""
+
+    reduced = False
+
+    def grad(self, F, g, q):
+        if not self.reduced:
+            g = F.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
+        return (F.neg(F.mul(g, q)),)
+
+
+def _one_hot(x: Tensor, safe: Tensor) -> Tensor:
+    classes = arange(x.shape[1], device=x.device).reshape((1, x.shape[1]) + (1,) * (x.ndim - 2))
+    return (safe.unsqueeze(1) == classes).to(x.dtype)
+
+
+def nll_loss(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Tensor, reduction: str) -> Tensor:
+    """``-x[i, t_i] * w[t_i]`` (0 where ignored), reduced; the mean divides by the summed
+    weights of the counted targets, as PyTorch does. One node."""
+    xd = x.detach()
+    loss = (-xd.gather(1, safe.unsqueeze(1)).squeeze(1) * w_elem).masked_fill(
+        valid.logical_not(), 0.0)
+    if reduction != "none":
+        total = w_elem.sum()
+        loss = loss.sum() / total if reduction == "mean" else loss.sum()
+    if not (x._rg and _state.enabled):
+        return loss
+    node = _NLL_NODES[x.ndim > 2]()
+    q = _one_hot(x, safe) * w_elem.unsqueeze(1)
+    if reduction != "none":
+        node.reduced = True
+        if reduction == "mean":
+            q = q / total
+    return record(loss, node, (x,), (q,))
+
+
 # ====================================================================== cross-entropy
 class CrossEntropyBackward0(Node):
     """d loss_i / d x_ic = A_i * softmax(x)_ic - q_ic (see :func:`cross_entropy_elementwise`)."""
 
+    reduced = False
+
     def grad(self, F, g, x, scale, q):
         p = F.softmax(x, 1)
         scale = F.reshape(scale, scale.shape[:1] + (1,) + scale.shape[1:])
-        g = F.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
+        if not self.reduced:
+            g = F.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
         return (F.mul(g, F.sub(F.mul(scale, p), q)),)
+
+
+#: PyTorch's cross-entropy is ``nll_loss(log_softmax(x))``: its node is NllLossBackward0,
+#: NllLoss2DBackward0 for inputs with dims beyond (N, C)
+_NLL_NAMES = ("NllLossBackward0", "NllLoss2DBackward0")
+_NLL_NODES = tuple(torch_named(NllLossBackward0, n) for n in _NLL_NAMES)
+_CE_NODES = tuple(torch_named(CrossEntropyBackward0, n) for n in _NLL_NAMES)
 
 
 def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
@@ -134,11 +212,12 @@ def class_weights(op: str, x: Tensor, weight, safe: Tensor, valid: Tensor):
 
 
 def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Tensor,
-                              weight, label_smoothing: float) -> Tensor:
-    """Per-element cross-entropy of logits ``x`` (N, C, d...) with class indices, one node.
+                              weight, label_smoothing: float, reduction: str = "none") -> Tensor:
+    """Cross-entropy of logits ``x`` (N, C, d...) with class indices, reduced, one node.
 
     ``loss_i = (1-e) * w[t_i] * -logp[i, t_i] + (e/C) * sum_c w_c * -logp[i, c]``, and 0
-    where ignored (PyTorch's definition with weights and label smoothing ``e``).
+    where ignored (PyTorch's definition with weights and label smoothing ``e``); the mean
+    divides by the summed weights of the counted targets.
     """
     n_classes = x.shape[1]
     xd = x.detach()
@@ -149,13 +228,13 @@ def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Te
         wc = _class_view(weight, x.ndim) if weight is not None else 1.0
         smooth_loss = -(logp * wc).sum(1) * valid.to(x.dtype)
         loss = loss * (1.0 - smooth) + smooth_loss * (smooth / n_classes)
+    if reduction != "none":
+        total = w_elem.sum()
+        loss = loss.sum() / total if reduction == "mean" else loss.sum()
     if not (x._rg and _state.enabled):
         return loss
-    node = CrossEntropyBackward0()
-    classes = arange(n_classes, device=x.device).reshape(
-        (1, n_classes) + (1,) * (x.ndim - 2))
-    one_hot = (safe.unsqueeze(1) == classes).to(x.dtype)
-    q = one_hot * (w_elem * (1.0 - smooth)).unsqueeze(1)
+    node = _CE_NODES[x.ndim > 2]()
+    q = _one_hot(x, safe) * (w_elem * (1.0 - smooth)).unsqueeze(1)
     scale = w_elem * (1.0 - smooth)
     if smooth:
         valid_f = valid.to(x.dtype)
@@ -163,6 +242,10 @@ def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Te
         scale = scale + valid_f * (total_w * (smooth / n_classes))
         wc = _class_view(weight, x.ndim) if weight is not None else 1.0
         q = q + valid_f.unsqueeze(1) * wc * (smooth / n_classes)
+    if reduction != "none":
+        node.reduced = True
+        if reduction == "mean":
+            scale, q = scale / total, q / total
     return record(loss, node, (x,), (x, scale.detach(), q.detach()))
 
 
@@ -173,6 +256,9 @@ class CrossEntropyReducedBackward0(Node):
 
     def grad(self, F, g, x, target, valid):
         return (F.cross_entropy_backward(g, x, target, valid, self.scale),)
+
+
+_CE_REDUCED_NODES = tuple(torch_named(CrossEntropyReducedBackward0, n) for n in _NLL_NAMES)
 
 
 def cross_entropy_reduced(x: Tensor, target: Tensor, valid, n_valid: int,
@@ -195,7 +281,7 @@ def cross_entropy_reduced(x: Tensor, target: Tensor, valid, n_valid: int,
         total = k.div(total, float(n_valid)) if n_valid else k.mul(total, math.nan)
     r = _wrap(total, x.dtype, x.device, k)
     if x._rg and _state.enabled:
-        node = CrossEntropyReducedBackward0()
+        node = _CE_REDUCED_NODES[x.ndim > 2]()
         node.scale = scale
         record(r, node, (x,), (x, target, valid))
     return r
@@ -211,7 +297,11 @@ def _check_same_shape(x: Tensor, target: Tensor) -> None:
 
 class BinaryCrossEntropyBackward0(Node):
 
+    scale = None  # the mean's 1/n
+
     def grad(self, F, g, x, t, w):
+        if self.scale is not None:
+            g = F.mul(g, self.scale)
         gw = F.mul(g, w) if w is not None else g
         gx = F.div(F.mul(gw, F.sub(x, t)), F.maximum(F.mul(F.sub(1.0, x), x), 1e-12))
         gt = None
@@ -221,8 +311,17 @@ class BinaryCrossEntropyBackward0(Node):
         return gx, gt
 
 
-def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None) -> Tensor:
-    """``-w (t log x + (1-t) log(1-x))`` with each log clamped at -100, as PyTorch does."""
+def _reduced(loss: Tensor, node: Node, reduction: str) -> Tensor:
+    """``loss`` reduced in forward, with the mean's factor for ``node``'s rule."""
+    if reduction == "mean":
+        node.scale = _mean_scale(loss.numel())
+    return reduce_loss(loss, reduction)
+
+
+def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None,
+                                     reduction: str = "none") -> Tensor:
+    """``-w (t log x + (1-t) log(1-x))`` with each log clamped at -100, as PyTorch does,
+    reduced; one node."""
     op = "binary_cross_entropy"
     _check_tensor(op, "input", x)
     _check_tensor(op, "target", target)
@@ -236,8 +335,9 @@ def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None) -> 
     if w is not None:
         loss = loss * w
     if not (_state.enabled and (x._rg or t._rg)):
-        return loss
-    return record(loss, BinaryCrossEntropyBackward0(), (x, t), (x, t, w))
+        return reduce_loss(loss, reduction)
+    node = BinaryCrossEntropyBackward0()
+    return record(_reduced(loss, node, reduction), node, (x, t), (x, t, w))
 
 
 def _softplus(z: Tensor) -> Tensor:
@@ -252,7 +352,11 @@ def _softplus_f(F, z):
 
 class BinaryCrossEntropyWithLogitsBackward0(Node):
 
+    scale = None  # the mean's 1/n
+
     def grad(self, F, g, x, t, w, pw):
+        if self.scale is not None:
+            g = F.mul(g, self.scale)
         gw = F.mul(g, w) if w is not None else g
         if pw is None:
             gx = F.mul(gw, F.sub(F.sigmoid(x), t))
@@ -268,8 +372,9 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
 
 def binary_cross_entropy_with_logits_elementwise(x: Tensor, target: Tensor, weight=None,
-                                                 pos_weight=None) -> Tensor:
-    """``-w [pw t log s(x) + (1-t) log(1 - s(x))]``, stable for any logit."""
+                                                 pos_weight=None, reduction: str = "none"):
+    """``-w [pw t log s(x) + (1-t) log(1 - s(x))]``, stable for any logit, reduced; one
+    node."""
     op = "binary_cross_entropy_with_logits"
     _check_tensor(op, "input", x)
     _check_tensor(op, "target", target)
@@ -285,5 +390,6 @@ def binary_cross_entropy_with_logits_elementwise(x: Tensor, target: Tensor, weig
     if w is not None:
         loss = loss * w
     if not (_state.enabled and (x._rg or t._rg)):
-        return loss
-    return record(loss, BinaryCrossEntropyWithLogitsBackward0(), (x, t), (x, t, w, pw))
+        return reduce_loss(loss, reduction)
+    node = BinaryCrossEntropyWithLogitsBackward0()
+    return record(_reduced(loss, node, reduction), node, (x, t), (x, t, w, pw))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import record
 from plugrad.core.factories import ones
 from plugrad.core.grad_mode import _state
@@ -58,7 +58,8 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
         node.shape = tuple(x.shape)
         record(r, node, (x,), (indices,))
     if unbatched:
-        r, indices = squeeze(r, 0), squeeze(indices, 0)
+        r = present_as(squeeze(r, 0), "MaxPool2DWithIndicesBackward0")
+        indices = squeeze(indices, 0)
     return (r, indices) if return_indices else r
 
 
@@ -75,7 +76,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
         out = sums / divisor_override
     else:
         out = sums / _pool_counts(x, kernel, stride, pads, count_include_pad)
-    return squeeze(out, 0) if unbatched else out
+    return present_as(squeeze(out, 0) if unbatched else out, "AvgPool2DBackward0")
 
 
 def _pool_counts(x, kernel, stride, pads, count_include_pad):
@@ -113,4 +114,6 @@ def adaptive_avg_pool2d(x, output_size):
         out = avg_pool2d(x, (h // oh, w // ow))
     else:
         out = matmul(matmul(_adaptive_matrix(h, oh, x), x), t(_adaptive_matrix(w, ow, x)))
-    return squeeze(out, 0) if unbatched else out
+    # PyTorch: a global average is a mean over the plane
+    return present_as(squeeze(out, 0) if unbatched else out,
+                      "MeanBackward1" if (oh, ow) == (1, 1) else "AdaptiveAvgPool2DBackward0")
