@@ -168,7 +168,7 @@ class ArrayAPIBackend(Backend):
 
     # ------------------------------------------------------------------ elementwise
     def neg(self, x): return self.xp.negative(x)
-    def abs(self, x): return x if x.dtype == self.xp.bool else self.xp.abs(x)
+    def abs(self, x): return self.copy(x) if x.dtype == self.xp.bool else self.xp.abs(x)
     def tanh(self, x): return self.xp.tanh(x)
     def floor(self, x): return self.xp.floor(x)
     def ceil(self, x): return self.xp.ceil(x)
