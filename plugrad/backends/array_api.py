@@ -147,6 +147,15 @@ class ArrayAPIBackend(Backend):
         except (TypeError, RuntimeError, BufferError, AttributeError):
             return np.asarray(x)
 
+    def from_dlpack(self, obj, device):
+        """The standard's ``from_dlpack`` (sharing memory); the composite's host copy where
+        the library cannot read ``obj`` (e.g. NumPy and another device's memory)."""
+        try:
+            with self._on(device):
+                return self.xp.from_dlpack(obj)
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            return Backend.from_dlpack(self, obj, device)
+
     def full(self, shape, value, dtype, device):
         with self._on(device):
             return self.xp.full(shape, value, dtype=self._dt(dtype))

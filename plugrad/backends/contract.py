@@ -23,7 +23,8 @@ Conventions shared by every primitive (the core guarantees the inputs, the backe
   (to nearest, ties to even). Integer arithmetic wraps modulo ``2**bits``, never raises.
 * Results share no memory with the inputs, and no input is written, except that
   ``reshape``, ``permute``, ``broadcast_to``, ``slice`` (and the optional ``flip``) may
-  return views, ``assign``/``update_`` write their destination, ``to_numpy`` may share.
+  return views, ``assign``/``update_`` write their destination, ``to_numpy`` and
+  ``from_dlpack`` may share memory with the host array or the DLPack object.
 * IEEE 754 for floats, signs of zeros included (``log(0) == -inf``, ``sin(inf)`` is NaN,
   ``exp(1000) == inf``, ``floor(-0.0)`` is ``-0.0``), never an exception nor a warning.
 * Host transfer: NumPy arrays of the dtype's NumPy type; ``bfloat16`` crosses as float32
@@ -69,6 +70,9 @@ class Backend(Composites, abc.ABC):
     device_type: str = ""
     #: Dtype names this backend supports.
     dtypes: frozenset = frozenset({"bool", "int32", "int64", "float16", "float32", "float64"})
+    #: The DLPack device type of its arrays (1 CPU, 2 CUDA, ...) if they export DLPack; None:
+    #: tensors export a host copy (see docs/backends.md, "Host transfer").
+    dlpack_device_type: int | None = None
     #: The contract version the backend was written against.
     contract_version: int = CONTRACT_VERSION
     #: The backend's array class (used for ``isinstance`` checks and error messages).
@@ -308,6 +312,11 @@ class Backend(Composites, abc.ABC):
     def copy(self, x):
         """A new array equal to ``x`` (never a view)."""
         return _C.copy(self, x)
+
+    def from_dlpack(self, obj, device: int | None):
+        """An array on ``device`` holding the values of ``obj``, a DLPack exporter in host
+        memory or on this backend's ``dlpack_device_type``; it may share ``obj``'s memory."""
+        return _C.from_dlpack(self, obj, device)
 
     def arange(self, start, stop, step, dtype: str, device: int | None):
         """``start, start + step, ...`` up to but excluding ``stop``."""

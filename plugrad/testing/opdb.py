@@ -947,6 +947,13 @@ def k_from_numpy(make, dtype):
     yield S((np.asfortranarray(make.values((2, 3))), DT, None), name="fortran order")
 
 
+def k_from_dlpack(make, dtype):
+    """NumPy arrays export CPU DLPack: every backend can read them (its composite copies)."""
+    from plugrad.testing._specials import numpy_dtype
+    yield S((np.asarray(make.values((2, 3)), numpy_dtype(dtype)), None), name="2x3")
+    yield S((np.asarray(make.values(()), numpy_dtype(dtype)), None), name="0-d")
+
+
 def k_full(make, dtype):
     v = True if dtype == "bool" else (-3 if dtype in K_INTS[1:] else 3 if dtype in K_INTS
                                       else 2.5)
@@ -1331,6 +1338,7 @@ def _KS(name, gen, dtypes, special, **kw) -> OpInfo:
 
 _add(
     _KS("from_numpy", k_from_numpy, K_ALL, sp_from_numpy), _KS("full", k_full, K_ALL, sp_full),
+    _K("from_dlpack", k_from_dlpack, tuple(d for d in K_ALL if d != "bfloat16")),
     _KS("to_numpy", k_unary(), K_ALL, sp_unary(),
         fn=lambda k, x: np.array(k.to_numpy(x), copy=True)),
     _KS("astype", k_cast, K_ALL, sp_cast), _KS("copy", k_unary(), K_ALL, sp_unary()),

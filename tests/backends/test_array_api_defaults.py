@@ -55,3 +55,11 @@ def test_one_device_and_the_index_goes_to_on():
     b.uniform((2,), "float32", 0)
     b.normal((2,), "float32", None)
     assert seen == [0, None, 0, 0, None]
+
+
+@pytest.mark.parametrize("device", [None, 0])
+def test_from_dlpack_uses_the_namespace(device):
+    b = ArrayAPIBackend("s", "s", array_api_strict, dtypes={"float32", "float64"})
+    host = np.arange(3.0)
+    out = b.from_dlpack(host, device)
+    assert isinstance(out, b.array_type) and np.asarray(out).tolist() == [0.0, 1.0, 2.0]
