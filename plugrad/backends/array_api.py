@@ -147,6 +147,15 @@ class ArrayAPIBackend(Backend):
         except (TypeError, RuntimeError, BufferError, AttributeError):
             return np.asarray(x)
 
+    def from_dlpack(self, obj, device):
+        """The standard's ``from_dlpack`` (sharing memory); the composite's host copy where
+        the library cannot read ``obj`` (e.g. NumPy and another device's memory)."""
+        try:
+            with self._on(device):
+                return self.xp.from_dlpack(obj)
+        except (BufferError, RuntimeError, TypeError, ValueError):
+            return Backend.from_dlpack(self, obj, device)
+
     def full(self, shape, value, dtype, device):
         with self._on(device):
             return self.xp.full(shape, value, dtype=self._dt(dtype))
@@ -168,7 +177,7 @@ class ArrayAPIBackend(Backend):
 
     # ------------------------------------------------------------------ elementwise
     def neg(self, x): return self.xp.negative(x)
-    def abs(self, x): return x if x.dtype == self.xp.bool else self.xp.abs(x)
+    def abs(self, x): return self.copy(x) if x.dtype == self.xp.bool else self.xp.abs(x)
     def tanh(self, x): return self.xp.tanh(x)
     def floor(self, x): return self.xp.floor(x)
     def ceil(self, x): return self.xp.ceil(x)

@@ -27,6 +27,18 @@ class Composites(NNComposites):
         """A cast to the same dtype (``astype`` always copies)."""
         return self.astype(x, self.dtype_of(x))
 
+    def from_dlpack(self, obj, device):
+        """A copy through host NumPy: ``np.from_dlpack`` reads host memory, and asks a
+        producer on another device for a host copy."""
+        try:
+            host = np.from_dlpack(obj)
+        except (BufferError, RuntimeError, ValueError):  # not host memory
+            host = np.from_dlpack(obj, device="cpu", copy=True)
+        if host.dtype.name not in self.dtypes:
+            raise TypeError(f"dtype {host.dtype.name} is not one of backend {self.name!r}'s "
+                            f"({', '.join(sorted(self.dtypes))})")
+        return self.from_numpy(host, host.dtype.name, device)
+
     def arange(self, start, stop, step, dtype, device):
         """Built on the host, then transferred."""
         return self.from_numpy(np.arange(start, stop, step), dtype, device)

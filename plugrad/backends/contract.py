@@ -1,29 +1,38 @@
-"""The backend contract: the one written list of primitives every backend implements.
+"""The backend contract: the specification every backend implements.
 
-A backend is an object that carries out array *primitives* on its own array type. It never
-sees autograd: every gradient rule lives in ``plugrad.core`` and is written with Tensor ops,
-so a backend that implements the required primitives below gets gradients, ``nn`` and
-``optim`` for free.
+A backend carries out array *primitives* on its own array type and never sees autograd (the
+gradient rules live in ``plugrad.core``), so the required primitives below buy it all of
+autograd, ``nn`` and ``optim``.
 
-Conventions shared by every primitive (the core guarantees them before calling):
+Conventions shared by every primitive (the core guarantees the inputs, the backend the results;
+``docs/backends.md`` explains each, ``plugrad.testing.conformance`` checks each):
 
-* Arrays are the backend's own type and expose ``.shape`` as a tuple of ints.
-* Dtypes cross the boundary as names: ``"bool"``, ``"int32"``, ``"int64"``, ``"float16"``,
-  ``"float32"``, ``"float64"`` (a backend lists the ones it supports in ``dtypes``).
-* Binary primitives receive two arrays of the *same* dtype, or one array and one Python
-  scalar on either side. A scalar is "weak": it takes the array's dtype. Arrays broadcast
-  by NumPy rules.
-* Axes are non-negative ints; shapes are tuples of ints.
-* Transcendental unary primitives (``exp``, ``log``, ...) only ever receive floating arrays.
-* Primitives return new arrays unless they say otherwise; movement primitives may return a
-  view sharing memory with their input (as NumPy does) or a copy.
-* Floating-point edge cases follow IEEE 754 (``log(0) == -inf``, ``sqrt(-1)`` is NaN) and
-  must not emit warnings.
+* Arrays are the backend's own type; ``.shape`` is a tuple of Python ints.
+* Dtypes cross as the names of :data:`DTYPE_NAMES` (``bool``, ``uint8``, ``int8``,
+  ``int16``, ``int32``, ``int64``, ``float16``, ``bfloat16``, ``float32``, ``float64``). A
+  backend lists its own in ``dtypes`` (another name is refused at registration) and is
+  passed no other. bool arrays never reach the arithmetic primitives, ``sum``, ``prod``,
+  ``cumsum`` or the floating ones; where they go (``abs``, ``lt``, ``max``, ``argmax``,
+  ``matmul``, ``scatter_add``), ``False < True`` and they add as logical or.
+* Binary primitives get two arrays of one dtype, or one array and one Python scalar on
+  either side, never two scalars. A scalar is weak: it is rounded to the array's dtype
+  *before* the operation, and the result has that dtype. Arrays broadcast by NumPy rules.
+* Axes are non-negative ints; shapes are tuples of ints. Transcendental primitives
+  (``exp``, ``log``, ...) only ever get floating arrays.
+* A result holds values of its dtype: a float32 (float16, bfloat16) result is rounded to it
+  (to nearest, ties to even). Integer arithmetic wraps modulo ``2**bits``, never raises.
+* Results share no memory with the inputs, and no input is written, except that
+  ``reshape``, ``permute``, ``broadcast_to``, ``slice`` (and the optional ``flip``) may
+  return views, ``assign``/``update_`` write their destination, ``to_numpy`` and
+  ``from_dlpack`` may share memory with the host array or the DLPack object.
+* IEEE 754 for floats, signs of zeros included (``log(0) == -inf``, ``sin(inf)`` is NaN,
+  ``exp(1000) == inf``, ``floor(-0.0)`` is ``-0.0``), never an exception nor a warning.
+* Host transfer: NumPy arrays of the dtype's NumPy type; ``bfloat16`` crosses as float32
+  values. A declared dtype that fails a round trip is refused when the device is first used.
+* Devices: creation primitives get an index in ``[0, device_count())``, or None.
 
-Required primitives are the abstract methods of :class:`Backend`. Optional kernels are the
-methods with a body: each has a *composite* fallback (in :mod:`plugrad.backends.composites`,
-mixed into :class:`Backend`) written in other kernels, so a new backend works before it is
-fast, and a backend overrides one only where it has something faster.
+Required primitives are the abstract methods of :class:`Backend`; optional kernels, the
+methods with a body, fall back to a composite (:mod:`plugrad.backends.composites`).
 """
 from __future__ import annotations
 
@@ -61,6 +70,9 @@ class Backend(Composites, abc.ABC):
     device_type: str = ""
     #: Dtype names this backend supports.
     dtypes: frozenset = frozenset({"bool", "int32", "int64", "float16", "float32", "float64"})
+    #: The DLPack device type of its arrays (1 CPU, 2 CUDA, ...) if they export DLPack; None:
+    #: tensors export a host copy (see docs/backends.md, "Host transfer").
+    dlpack_device_type: int | None = None
     #: The contract version the backend was written against.
     contract_version: int = CONTRACT_VERSION
     #: The backend's array class (used for ``isinstance`` checks and error messages).
@@ -85,7 +97,9 @@ class Backend(Composites, abc.ABC):
     # ------------------------------------------------------------------ transfer, creation
     @abc.abstractmethod
     def from_numpy(self, a: np.ndarray, dtype: str, device: int | None):
-        """A new array on ``device`` (index, or None for the default) holding ``a`` cast to ``dtype``."""
+        """A new array on ``device`` (index, or None for the default) holding ``a`` cast to
+        ``dtype``: a copy (the caller may reuse ``a``) of exactly its shape, 0-d included, a
+        wider float rounded to ``dtype`` (overflow gives ``±inf``)."""
 
     @abc.abstractmethod
     def to_numpy(self, x) -> np.ndarray:
@@ -93,21 +107,23 @@ class Backend(Composites, abc.ABC):
 
     @abc.abstractmethod
     def full(self, shape: tuple, value, dtype: str, device: int | None):
-        """A new array of ``shape`` filled with the Python scalar ``value``."""
+        """A new array of ``shape`` filled with the Python scalar ``value`` (rounded to
+        ``dtype`` as a weak scalar is)."""
 
     @abc.abstractmethod
     def astype(self, x, dtype: str):
         """A new array with the values of ``x`` converted to ``dtype`` (always a copy).
-
-        Float to integer truncates toward zero; anything to bool is ``x != 0``.
-        """
+        Float to integer truncates toward zero (for a value in the target's range; NaN,
+        infinities and values out of range give an unspecified value, without an error);
+        integer to integer wraps modulo ``2**bits``; to a narrower float rounds to nearest,
+        ties to even (overflow gives ``±inf``); anything to bool is ``x != 0`` (NaN is True)."""
 
     @abc.abstractmethod
     def assign(self, dst, key: tuple, value):
         """Write ``value`` into ``dst[key]`` in place and return ``dst``.
 
-        ``key`` is a tuple of ``slice`` objects (non-negative start/stop, step >= 1), at most
-        one per dimension, possibly empty (the whole array). ``value`` is an array of
+        ``key`` is a tuple of ``slice`` objects normalised as for :meth:`slice`, at most one
+        per dimension, possibly empty (the whole array). ``value`` is an array of
         ``dst``'s dtype broadcastable to the selected region, or a Python scalar. Overlap
         between ``value`` and ``dst`` must give the result of copying ``value`` first. A
         backend whose array cannot be written (e.g. a 0-d immutable scalar) returns a new
@@ -117,11 +133,12 @@ class Backend(Composites, abc.ABC):
     # ------------------------------------------------------------------ unary
     @abc.abstractmethod
     def neg(self, x):
-        """``-x`` elementwise (numbers)."""
+        """``-x`` elementwise (numbers): integers wrap (``-min == min``), ``-0.0`` for 0.0."""
 
     @abc.abstractmethod
     def abs(self, x):
-        """``|x|`` elementwise (numbers)."""
+        """``|x|`` elementwise: integers wrap (``abs(min) == min``), 0.0 for -0.0, a bool
+        array comes back as a copy."""
 
     @abc.abstractmethod
     def exp(self, x):
@@ -149,11 +166,13 @@ class Backend(Composites, abc.ABC):
 
     @abc.abstractmethod
     def floor(self, x):
-        """Largest integer value not greater than ``x`` (floating; same dtype)."""
+        """Largest integer value not greater than ``x`` (floating; same dtype). ``-0.0``,
+        infinities and NaN are returned unchanged."""
 
     @abc.abstractmethod
     def round(self, x):
-        """Round to nearest integer value, halves to even (floating; same dtype)."""
+        """Round to nearest integer value, halves to even (floating; same dtype). ``2.5``
+        gives ``2.0``, ``-0.4`` gives ``-0.0``; infinities and NaN are unchanged."""
 
     @abc.abstractmethod
     def logical_not(self, x):
@@ -178,10 +197,8 @@ class Backend(Composites, abc.ABC):
 
     @abc.abstractmethod
     def floordiv(self, a, b):
-        """Floor division, rounding toward negative infinity (Python's ``//``).
-
-        Integer division by zero is the core's concern: it checks before calling.
-        """
+        """Floor division, rounding toward negative infinity (Python's ``//``). Integer
+        division by zero is the core's concern: it checks before calling."""
 
     @abc.abstractmethod
     def pow(self, a, b):
@@ -202,33 +219,33 @@ class Backend(Composites, abc.ABC):
     @abc.abstractmethod
     def where(self, cond, a, b):
         """``a`` where the bool array ``cond`` is True, else ``b``; all three broadcast.
-
-        ``a`` and ``b`` are arrays of one dtype or Python scalars.
-        """
+        ``a`` and ``b`` are arrays of one dtype or Python scalars, at least one of them an
+        array; the result has that array's dtype (a scalar branch is rounded to it)."""
 
     # ------------------------------------------------------------------ reductions
     @abc.abstractmethod
     def sum(self, x, axes: tuple | None, keepdims: bool):
-        """Sum over ``axes`` (None: all). Result has ``x``'s dtype; an empty sum is 0."""
+        """Sum over ``axes`` (None: all). Result has ``x``'s dtype; an empty sum is 0.
+        Integers wrap; a float sum that overflows is ``±inf``, ``inf + -inf`` is NaN."""
 
     @abc.abstractmethod
     def prod(self, x, axes: tuple | None, keepdims: bool):
-        """Product over ``axes`` (None: all). An empty product is 1."""
+        """Product over ``axes`` (None: all). An empty product is 1. Result has ``x``'s
+        dtype: integers wrap, a float overflow is ``±inf``."""
 
     @abc.abstractmethod
     def max(self, x, axes: tuple | None, keepdims: bool):
-        """Maximum over ``axes`` (None: all), propagating NaN. Never called on an empty axis."""
+        """Maximum over ``axes`` (None: all), propagating NaN. Never called on an empty axis.
+        A group holding a NaN gives NaN; which zero a ``-0.0``/``0.0`` tie gives is open."""
 
     @abc.abstractmethod
     def argmax(self, x, axis: int | None, keepdims: bool):
-        """int64 index of the maximum along ``axis`` (None: of the flattened array).
-
-        Ties resolve to the first occurrence; NaN counts as the maximum.
-        """
+        """int64 index of the maximum along ``axis`` (None: of the flattened array). Ties
+        resolve to the first occurrence; NaN counts as the maximum."""
 
     @abc.abstractmethod
     def cumsum(self, x, axis: int):
-        """Inclusive cumulative sum along ``axis``, same dtype."""
+        """Inclusive cumulative sum along ``axis``, same dtype (integers wrap)."""
 
     # ------------------------------------------------------------------ movement
     @abc.abstractmethod
@@ -245,8 +262,9 @@ class Backend(Composites, abc.ABC):
 
     @abc.abstractmethod
     def slice(self, x, key: tuple):
-        """Basic slicing: ``key`` is one ``slice`` per dimension, normalised (non-negative
-        start <= stop, step >= 1). Result has ``len(range(start, stop, step))`` along each."""
+        """Basic slicing: ``key`` is one ``slice`` per dimension (``()`` for 0-d), normalised:
+        ints with ``0 <= start <= stop <= size`` and ``step >= 1``. Result has
+        ``len(range(start, stop, step))`` along each."""
 
     @abc.abstractmethod
     def concat(self, arrays: list, axis: int):
@@ -255,18 +273,14 @@ class Backend(Composites, abc.ABC):
     @abc.abstractmethod
     def gather(self, x, axis: int, index):
         """``out[i][j][k] = x[i][index[i][j][k]][k]`` for ``axis == 1`` (``torch.gather``).
-
         ``index`` is int64 with ``x.ndim`` dims and the same size as ``x`` in every dimension
-        but ``axis``; every entry lies in ``[0, x.shape[axis])``. ``out.shape == index.shape``.
-        """
+        but ``axis``; every entry lies in ``[0, x.shape[axis])``. ``out.shape == index.shape``."""
 
     @abc.abstractmethod
     def scatter_add(self, x, axis: int, index, src):
         """A copy of ``x`` with ``out[i][index[i][j][k]][k] += src[i][j][k]`` (``axis == 1``).
-
         ``index`` and ``src`` have one shape, equal to ``x.shape`` in every dimension but
-        ``axis``; repeated indices accumulate.
-        """
+        ``axis``; repeated indices accumulate."""
 
     @abc.abstractmethod
     def matmul(self, a, b):
@@ -279,26 +293,30 @@ class Backend(Composites, abc.ABC):
 
     @abc.abstractmethod
     def uniform(self, shape: tuple, dtype: str, device: int | None):
-        """Samples from U[0, 1) of a floating dtype."""
+        """Samples from U[0, 1) of a floating dtype. 1.0 never appears, not even by rounding
+        to a narrow dtype (round such samples toward zero)."""
 
     @abc.abstractmethod
     def normal(self, shape: tuple, dtype: str, device: int | None):
         """Samples from the standard normal distribution of a floating dtype."""
 
     # ================================================================== optional kernels
-    # Each has a composite fallback in ``composites.py`` (the body here only points to it);
-    # a backend overrides one where it has something faster, and may decline an input by
-    # calling the composite itself (``Backend.softmax(self, x, axis)``).
+    # Each body points at its composite fallback (composites.py); docs/backends.md section 3
+    # says how to override one, and to decline an input (``Backend.softmax(self, x, axis)``).
 
     def dtype_of(self, x) -> str:
-        """The dtype name of ``x`` (not a kernel). Backends whose arrays carry NumPy-style
-        dtypes need not override this."""
+        """The dtype name of ``x`` (not a kernel; right as it is for NumPy-style dtypes)."""
         return str(x.dtype)
 
     # ------------------------------------------------------------------ creation, casts
     def copy(self, x):
         """A new array equal to ``x`` (never a view)."""
         return _C.copy(self, x)
+
+    def from_dlpack(self, obj, device: int | None):
+        """An array on ``device`` holding the values of ``obj``, a DLPack exporter in host
+        memory or on this backend's ``dlpack_device_type``; it may share ``obj``'s memory."""
+        return _C.from_dlpack(self, obj, device)
 
     def arange(self, start, stop, step, dtype: str, device: int | None):
         """``start, start + step, ...`` up to but excluding ``stop``."""
@@ -307,9 +325,7 @@ class Backend(Composites, abc.ABC):
     def update_(self, op: str, dst, value):
         """``dst = op(dst, value)`` written into ``dst`` in place, for ``op`` one of ``add``,
         ``sub``, ``mul``, ``div`` (``value``: an array of ``dst``'s dtype broadcastable to it,
-        or a Python scalar). Returns ``dst``, or a new array where ``assign`` would. The
-        optimizers' updates run through this, so a backend with ``out=`` support saves a
-        temporary and a pass over memory."""
+        or a Python scalar). Returns ``dst``, or a new array where ``assign`` would."""
         return _C.update_(self, op, dst, value)
 
     # ------------------------------------------------------------------ elementwise

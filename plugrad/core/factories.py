@@ -11,7 +11,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device, get_default_device
 from plugrad.core.errors import check_dtype_supported
 from plugrad.core.outputs import write_out
-from plugrad.core.registry import BackendError
+from plugrad.core.registry import BackendError, get_registry
 from plugrad.core.tensor import Tensor, _adopt, _wrap, table_for
 
 
@@ -350,30 +350,49 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
                   requires_grad=requires_grad)
 
 
-_DLPACK_CPU, _DLPACK_CUDA = 1, 2
+def _dlpack_source(kind: int, index: int) -> Device:
+    """The device of a DLPack object: ``cpu`` for host memory (kind 1), ``cuda:index`` for
+    kind 2, else the device of the one backend whose ``dlpack_device_type`` is ``kind``."""
+    if kind == 1:
+        return Device("cpu")
+    if kind == 2:
+        return Device("cuda", index)
+    reg = get_registry()
+    reg.load_entry_points()
+    serving = sorted(d for d, b in reg.backends.items()
+                     if getattr(b, "dlpack_device_type", None) == kind)
+    if len(serving) == 1:
+        return Device(serving[0], index)
+    declared = ", ".join(f"{d} ({b.dlpack_device_type})" for d, b in sorted(reg.backends.items())
+                         if getattr(b, "dlpack_device_type", None) is not None)
+    who = f"several backends ({', '.join(serving)})" if serving else "no plugrad backend"
+    raise TypeError(f"from_dlpack: DLPack device type {kind} is declared by {who}; pass "
+                    f"device= (the backends' DLPack device types: {declared or 'none'})")
 
 
-def from_dlpack(obj) -> Tensor:
-    """A tensor sharing memory with any object that exports DLPack (NumPy, PyTorch, CuPy,
-    JAX arrays): zero-copy on ``cpu`` and ``cuda``."""
-    if isinstance(obj, Tensor):
-        return obj.detach()
-    if not hasattr(obj, "__dlpack_device__"):
-        raise TypeError(f"from_dlpack: {type(obj).__name__} does not export __dlpack__")
-    kind, index = obj.__dlpack_device__()
-    if int(kind) == _DLPACK_CPU:
-        data = np.from_dlpack(obj)
-        dev = Device("cpu")
-    elif int(kind) == _DLPACK_CUDA:
-        dev = Device("cuda", int(index))
-        data = table_for(dev).backend.from_dlpack(obj, int(index))
-    else:
-        raise TypeError(f"from_dlpack: DLPack device type {int(kind)} has no plugrad backend "
-                        f"(supported: CPU and CUDA)")
+def from_dlpack(ext_tensor, *, device=None) -> Tensor:
+    """A tensor holding the values of any object that exports DLPack (NumPy, PyTorch, CuPy,
+    JAX arrays), sharing its memory where the backend can (always on ``cpu`` and ``cuda``).
+    ``device=None`` means the object's own device; another device gets a copy."""
+    if isinstance(ext_tensor, Tensor):
+        t = ext_tensor.detach()
+        return t if device is None else t.to(device)
+    if not hasattr(ext_tensor, "__dlpack__") or not hasattr(ext_tensor, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack: {type(ext_tensor).__name__} does not export __dlpack__")
+    kind, index = (int(v) for v in ext_tensor.__dlpack_device__())
+    dev = with_index(_dlpack_source(kind, index)) if device is None else resolve_device(device)
     k = table_for(dev)
-    dt = _dt.get_dtype(str(data.dtype))
-    if dev.type == "cpu" and k.backend.array_type is not np.ndarray:
-        data = k.from_numpy(data, dt.name, None)
+    try:
+        data = k.from_dlpack(ext_tensor, dev.index)
+    except Exception as exc:  # noqa: BLE001 - the backend's own reason, with the op named
+        raise (BufferError if isinstance(exc, BufferError) else TypeError)(
+            f"from_dlpack: backend {k.name!r} cannot import a {type(ext_tensor).__name__} of "
+            f"DLPack device type {kind}: {type(exc).__name__}: {exc}") from exc
+    try:
+        dt = _dt.get_dtype(k.backend.dtype_of(data))
+    except TypeError as exc:  # e.g. complex
+        raise TypeError(f"from_dlpack: {exc}") from exc
+    check_dtype_supported("from_dlpack", k, dt)
     return _wrap(data, dt, dev, k)
 
 

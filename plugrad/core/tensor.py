@@ -273,19 +273,23 @@ class Tensor:
         return self
 
     def __dlpack__(self, *, stream=None, **kwargs):
-        """Export through DLPack: zero-copy for NumPy and CuPy arrays; backends whose arrays
-        do not speak DLPack export a host copy."""
-        data = self._data
-        if not hasattr(data, "__dlpack__") or not hasattr(data, "flags"):
-            data = np.array(self._k.to_numpy(data), order="C")  # keeps 0-d as 0-d
+        """Export through DLPack: the backend's own array, without a copy, where the backend
+        declares ``dlpack_device_type`` (NumPy, CuPy, plugins); else a host copy."""
+        data = self._dlpack_array()
         return data.__dlpack__(stream=stream, **kwargs) if stream is not None else \
             data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         data = self._data
-        if hasattr(data, "__dlpack_device__") and hasattr(data, "flags"):
-            return data.__dlpack_device__()
-        return (1, 0)
+        if self._k.backend.dlpack_device_type is None or not hasattr(data, "__dlpack__"):
+            return (1, 0)  # kDLCPU: the host copy below
+        return data.__dlpack_device__()
+
+    def _dlpack_array(self):
+        data = self._data
+        if self._k.backend.dlpack_device_type is None or not hasattr(data, "__dlpack__"):
+            return np.array(self._k.to_numpy(data), order="C")  # keeps 0-d as 0-d
+        return data
 
     def __reduce_ex__(self, protocol):
         raise TypeError("plugrad tensors are not picklable; use plugrad.save (safetensors)")

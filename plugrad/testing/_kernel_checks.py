@@ -33,9 +33,9 @@ __all__ = ["reference_device", "check_kernel_forward", "check_kernel_inputs_unch
 _NARROW = ("float16", "bfloat16", "float32")
 _FLOATS = _NARROW + ("float64",)
 #: Kernels that may return a view of an input (the contract's movement primitives, and
-#: ``flip``/``to_numpy``, which NumPy serves with views).
+#: ``flip``/``to_numpy``/``from_dlpack``, which NumPy serves with views).
 MOVEMENT = frozenset({"reshape", "permute", "broadcast_to", "slice", "flip", "to_numpy",
-                      "assign", "update_"})
+                      "from_dlpack", "assign", "update_"})
 #: Kernels whose result IEEE 754 defines exactly (correctly rounded or exact): on special
 #: values they must equal the reference bit for bit (NaN payloads aside).
 _EXACT = frozenset({"neg", "abs", "floor", "ceil", "round", "sign", "isnan", "add", "sub",

@@ -947,6 +947,13 @@ def k_from_numpy(make, dtype):
     yield S((np.asfortranarray(make.values((2, 3))), DT, None), name="fortran order")
 
 
+def k_from_dlpack(make, dtype):
+    """NumPy arrays export CPU DLPack: every backend can read them (its composite copies)."""
+    from plugrad.testing._specials import numpy_dtype
+    yield S((np.asarray(make.values((2, 3)), numpy_dtype(dtype)), None), name="2x3")
+    yield S((np.asarray(make.values(()), numpy_dtype(dtype)), None), name="0-d")
+
+
 def k_full(make, dtype):
     v = True if dtype == "bool" else (-3 if dtype in K_INTS[1:] else 3 if dtype in K_INTS
                                       else 2.5)
@@ -1342,6 +1349,7 @@ def _KS(name, gen, dtypes, special, **kw) -> OpInfo:
 
 _add(
     _KS("from_numpy", k_from_numpy, K_ALL, sp_from_numpy), _KS("full", k_full, K_ALL, sp_full),
+    _K("from_dlpack", k_from_dlpack, tuple(d for d in K_ALL if d != "bfloat16")),
     _KS("to_numpy", k_unary(), K_ALL, sp_unary(),
         fn=lambda k, x: np.array(k.to_numpy(x), copy=True)),
     _KS("astype", k_cast, K_ALL, sp_cast), _KS("copy", k_unary(), K_ALL, sp_unary()),
@@ -1349,7 +1357,8 @@ _add(
     _K("update_", k_update, K_NUMS, mutates=(1,)),
 )
 _add(
-    *(_KS(n, k_unary(), K_NUMS, sp_unary()) for n in ("neg", "abs", "sign")),
+    *(_KS(n, k_unary(), K_NUMS, sp_unary()) for n in ("neg", "sign")),
+    _KS("abs", k_unary(), K_ALL, sp_unary()),
     _KS("exp", k_unary(), K_FLOATS, sp_unary()), _KS("log", k_unary(0.1, 3), K_FLOATS, sp_unary()),
     _KS("sqrt", k_unary(0.0, 3), K_FLOATS, sp_unary()),
     *(_KS(n, k_unary(), K_FLOATS, sp_unary()) for n in ("sin", "cos", "tanh", "isnan", "expm1",
@@ -1363,17 +1372,17 @@ _add(
     _KS("floordiv", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("div")),
     _KS("remainder", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("rem")),
     _KS("pow", k_binary(0.5, 2, 0, 3), K_NUMS, sp_binary("pow")),
-    _KS("maximum", k_binary(), K_NUMS, sp_binary()), _KS("minimum", k_binary(), K_NUMS, sp_binary()),
+    _KS("maximum", k_binary(), K_ALL, sp_binary()), _KS("minimum", k_binary(), K_ALL, sp_binary()),
     _KS("eq", k_binary(-2, 2), K_ALL, sp_binary()), _KS("ne", k_binary(-2, 2), K_ALL, sp_binary()),
-    *(_KS(n, k_binary(-2, 2), K_NUMS, sp_binary()) for n in ("lt", "le", "gt", "ge")),
+    *(_KS(n, k_binary(-2, 2), K_ALL, sp_binary()) for n in ("lt", "le", "gt", "ge")),
     *(_KS(n, k_binary(), BOOL, sp_binary()) for n in ("logical_and", "logical_or",
                                                       "logical_xor")),
     _KS("where", k_where, K_ALL, sp_where),
     _KS("sum", k_reduce(), K_NUMS, sp_reduce()), _KS("prod", k_reduce(), K_NUMS, sp_reduce()),
-    _KS("max", k_reduce(nonempty=True), K_NUMS, sp_reduce()),
-    _KS("min", k_reduce(nonempty=True), K_NUMS, sp_reduce()),
-    _KS("argmax", k_reduce(arg=True), K_NUMS, sp_reduce("arg")),
-    _KS("argmin", k_reduce(arg=True), K_NUMS, sp_reduce("arg")),
+    _KS("max", k_reduce(nonempty=True), K_ALL, sp_reduce()),
+    _KS("min", k_reduce(nonempty=True), K_ALL, sp_reduce()),
+    _KS("argmax", k_reduce(arg=True), K_ALL, sp_reduce("arg")),
+    _KS("argmin", k_reduce(arg=True), K_ALL, sp_reduce("arg")),
     _KS("logsumexp", k_reduce(nonempty=True), K_FLOATS, sp_reduce()),
     _KS("cumsum", k_cumsum, K_NUMS, sp_reduce("axis")),
     _KS("softmax", k_axis, K_FLOATS, sp_reduce("axis")),
@@ -1383,11 +1392,11 @@ _add(
     _K("slice", k_movement("slice"), K_ALL),
     _K("concat", k_movement("concat"), K_ALL), _K("flip", k_movement("flip"), K_ALL),
     _K("pad", k_movement("pad"), K_ALL),
-    _K("gather", k_gather, K_ALL), _K("scatter_add", k_scatter_add, K_NUMS),
+    _K("gather", k_gather, K_ALL), _K("scatter_add", k_scatter_add, K_ALL),
     _K("scatter", k_scatter, K_ALL),
-    _K("take", k_take, K_ALL), _KS("matmul", k_matmul, K_NUMS, sp_matmul),
+    _K("take", k_take, K_ALL), _KS("matmul", k_matmul, K_ALL, sp_matmul),
     _K("arange", k_arange, K_NUMS), _K("nonzero", k_nonzero, K_ALL),
-    _KS("argsort", k_argsort, K_NUMS, sp_argsort),
+    _KS("argsort", k_argsort, K_ALL, sp_argsort),
     _K("seed", k_seed, ("float32",), random=True),
     _K("uniform", k_random, K_FLOATS, random=True), _K("normal", k_random, K_FLOATS, random=True),
     _K("unfold2d", k_unfold2d, K_FLOATS), _K("fold2d", k_fold2d, K_FLOATS),

@@ -542,6 +542,21 @@ def case_copy():
 
 
 @optional
+def case_from_dlpack():
+    """The composite copies host DLPack through ``from_numpy``; complex is refused."""
+    for dtype in ["bool"] + NUMS:
+        x = rand((2, 3), dtype)
+        want = x.copy()
+        r = B.from_dlpack(x, None)
+        x[...] = x[::-1, ::-1]  # the result is a copy
+        check(r, want)
+    z = B.from_dlpack(np.array(2.5), None)
+    assert z.shape == () and B.to_numpy(z).tolist() == 2.5
+    with pytest.raises(TypeError, match="dtype complex128 is not one of backend 'reference'"):
+        B.from_dlpack(np.zeros(2, complex), None)
+
+
+@optional
 def case_arange():
     check(B.arange(0, 10, 3, "int32", None), np.arange(0, 10, 3, dtype="int32"))
     check(B.arange(5, 0, -2, "int64", None), np.arange(5, 0, -2, dtype="int64"))

@@ -188,3 +188,23 @@ def test_tensor_dtype_conversions(device):
 def test_sub_refuses_any_bool_operand():
     with pytest.raises(RuntimeError, match="Subtraction, the `-` operator, with a bool tensor"):
         plugrad.ones(2) - plugrad.tensor([True, False])
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 2.0), (1, 2), (1, 0.5), (True, False), (True, 2),
+                                  (False, 2.5)])
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_where_of_two_scalars_takes_torchs_dtype(device, a, b, default):
+    """Both branches Python scalars: PyTorch's dtype (a float gives the default float dtype),
+    as the backend guide says; the backend sees one 0-d array of it (never two scalars)."""
+    torch = pytest.importorskip("torch")
+    cond = [True, False, True]
+    torch.set_default_dtype(getattr(torch, default))
+    plugrad.set_default_dtype(getattr(plugrad, default))
+    try:
+        want = torch.where(torch.tensor(cond), a, b)
+        got = plugrad.where(plugrad.tensor(cond, device=device), a, b)
+    finally:
+        torch.set_default_dtype(torch.float32)
+        plugrad.set_default_dtype(plugrad.float32)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    assert got.tolist() == want.tolist()

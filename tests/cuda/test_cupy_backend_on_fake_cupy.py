@@ -354,6 +354,26 @@ def test_fake_cuda_dlpack_import(fake_cuda):
     assert out is arr or out.get().tolist() == arr.get().tolist()
 
 
+def test_fake_cuda_dlpack_through_the_core(fake_cuda):
+    import cupy
+    arr = cupy.arange(3, dtype=cupy.float32)
+    t = plugrad.from_dlpack(arr)  # CUDA memory goes to cuda, shared
+    assert t.device == "cuda:0" and plugrad.utils.backend.array(t) is arr
+    assert t.__dlpack_device__() == (2, 0)  # tensors export the CuPy array itself
+    host = np.arange(3.0)
+    h = plugrad.from_dlpack(host, device="cuda")  # a host object is copied over
+    host[0] = 9.0
+    assert h.device == "cuda:0" and on_gpu(h) and h.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_fake_cuda_dlpack_to_another_gpu_copies(fake_cuda2):
+    import cupy
+    arr = cupy.arange(3, dtype=cupy.float32)  # on GPU 0
+    t = plugrad.from_dlpack(arr, device="cuda:1")
+    assert t.device == "cuda:1" and plugrad.utils.backend.array(t).device.id == 1
+    assert t.tolist() == [0.0, 1.0, 2.0]
+
+
 def test_fake_cuda_guards_are_not_installed_on_one_gpu(fake_cuda):
     assert plugrad.cuda.device_count() == 1
     assert "add" not in vars(fake_cuda)  # the per-op device switch costs nothing on one GPU

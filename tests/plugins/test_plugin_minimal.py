@@ -13,7 +13,7 @@ import plugrad
 import plugrad.nn as nn
 import plugrad.optim as optim
 from plugrad.backends.contract import Backend, optional_kernels, required_primitives
-from plugrad.core.registry import get_registry
+from plugrad.core.registry import BackendError, Registry, get_registry
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "backends.md"
@@ -40,14 +40,64 @@ def test_example_is_the_guide_code():
 
 def test_guide_lists_exactly_the_contract():
     text = GUIDE.read_text()
-    listed = re.findall(r"^\| `(\w+)\(", text, re.M)
-    assert sorted(listed) == sorted(required_primitives())
-    for name in listed:  # each row carries the docstring's first sentence
-        first = " ".join(getattr(Backend, name).__doc__.split()).split(". ")[0]
-        assert first.replace("``", "`").replace("|", "\\|") in text, name
+    rows = dict(re.findall(r"^\| `(\w+)\(.*?\)[^`]*` \| (.*) \|$", text, re.M))
+    assert sorted(rows) == sorted(required_primitives())
+    for name, meaning in rows.items():  # each row is the primitive's docstring, word for word
+        doc = " ".join(getattr(Backend, name).__doc__.split()).replace("``", "`")
+        assert meaning == re.sub(r":meth:`(\w+)`", r"`\1`", doc).replace("|", "\\|"), name
     for name in optional_kernels():
         assert f"`{name}`" in text, f"optional kernel {name} is not in the guide"
-    assert f"Implement the {len(required_primitives())} required primitives" in text
+    n = len(required_primitives())
+    assert f"Implement the {n} required primitives" in text
+    readme = (ROOT / "README.md").read_text()
+    assert f"primitives ({n}, " in readme and f"{n} required primitives" in readme
+
+
+def _quoted(text: str) -> str:
+    """The guide's prose with its line breaks undone (quotes in backticks span lines)."""
+    return " ".join(text.split())
+
+
+def test_guide_quotes_the_real_errors(minimal_module, monkeypatch):
+    """Section 8's quoted refusals are what this Python and this registry say, word for word;
+    the missing-primitives TypeError is quoted for every supported Python's wording."""
+    guide = _quoted(GUIDE.read_text())
+    full = minimal_module.MinimalBackend
+    lacking = type("MinimalBackend", (Backend,), {
+        k: v for k, v in vars(full).items() if k not in ("exp", "matmul", "__dict__")})
+    with pytest.raises(TypeError) as python_says:
+        lacking()
+    assert f"`TypeError: {python_says.value}`" in guide
+    for wording in ("with abstract methods exp, matmul` (Python 3.10 and 3.11)",
+                    "without an implementation for abstract methods 'exp', 'matmul'` (3.12"):
+        assert f"Can't instantiate abstract class MinimalBackend {wording}" in guide
+
+    reg = Registry()
+    made_anyway = type("MinimalBackend", (full,), {})()
+    monkeypatch.setattr(type(made_anyway), "__abstractmethods__", frozenset({"exp", "matmul"}))
+    with pytest.raises(BackendError) as registry_says:
+        reg.add_backend(made_anyway)
+    assert f"`{registry_says.value}`" in guide
+    monkeypatch.undo()
+
+    other = full()
+    other.name = "other"
+    reg.add_backend(other, origin="plugrad-other (entry point other)")
+    with pytest.raises(BackendError) as served:
+        reg.add_backend(full(), origin="plugrad-minimal (entry point minimal)")
+    assert f"`{served.value}`" in guide
+
+    monkeypatch.setattr("plugrad.core.registry.CONTRACT_VERSION", 2)
+    with pytest.raises(BackendError) as version:
+        reg.add_backend(full())
+    assert f"BackendError: {version.value}" in guide
+    assert "`plugrad: backend plugin 'minimal' from plugrad-minimal failed to load and was " \
+           "skipped: ModuleNotFoundError: No module named 'numpyy'`" in guide
+    # the kernel counts of the `info --verbose` samples
+    n_req, n_opt = len(required_primitives()), len(optional_kernels())
+    assert f"native ({n_req}): abs, add, argmax" in guide and f"composite ({n_opt}):" in guide
+    native_cpu = sum(1 for src in get_registry().kernel_sources("cpu").values() if src == "numpy")
+    assert f"native ({native_cpu - 2}): abs, add, ... composite (0): - contributed (2)" in guide
 
 
 @pytest.fixture(scope="module")

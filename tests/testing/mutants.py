@@ -461,4 +461,13 @@ MUTANTS = [
     Mutant("argmaxint32", N, "argmax returns int32", ("argmax",),
            {"argmax": lambda self, x, axis, keepdims: np.argmax(
                x, axis=axis, keepdims=keepdims).astype(np.int32)}),
+    Mutant("dlpackflat", N, "from_dlpack flattens (the shape is kept, 0-d too)",
+           ("from_dlpack",), {"from_dlpack": lambda self, obj, device: np.from_dlpack(
+               obj).reshape(-1)}),
+    Mutant("absboolalias", N, "abs of a bool array returns its input (results are new)",
+           ("abs",), {"abs": lambda self, x: x if x.dtype == np.bool_ else np.abs(x)}),
+    Mutant("maxboolint", N, "max of a bool array gives int8 (bool arrays reach max)",
+           ("max",), {"max": lambda self, x, axes, keepdims: np.max(
+               x.astype(np.int8) if x.dtype == np.bool_ else x, axis=axes,
+               keepdims=keepdims)}),
 ]

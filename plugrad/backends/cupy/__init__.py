@@ -44,6 +44,8 @@ _CREATION = frozenset({"from_numpy", "full", "arange", "uniform", "normal", "see
 class CuPyBackend(XpKernels, ArrayAPIBackend):
     """CuPy arrays on NVIDIA (or ROCm) GPUs."""
 
+    dlpack_device_type = 2  # kDLCUDA
+
     def __init__(self):
         super().__init__("cupy", "cuda", _import_cupy,
                          dtypes={"bool", "uint8", "int8", "int16", "int32", "int64",
@@ -139,9 +141,15 @@ class CuPyBackend(XpKernels, ArrayAPIBackend):
         return self.cp.asnumpy(x)
 
     def from_dlpack(self, obj, device=None):
-        """A CuPy array sharing memory with any object exporting ``__dlpack__`` on a GPU."""
+        """A CuPy array sharing memory with an object exporting DLPack on this GPU; a host
+        object (or one on another GPU) is copied to ``device``."""
+        if int(obj.__dlpack_device__()[0]) != self.dlpack_device_type:
+            return ArrayAPIBackend.from_dlpack(self, obj, device)  # the composite's host copy
         with self._on(device):
-            return self.cp.from_dlpack(obj)
+            out = self.cp.from_dlpack(obj)
+        if device is None or out.device.id == device:
+            return out
+        return self.from_numpy(self.to_numpy(out), self.dtype_of(out), device)  # another GPU
 
     def assign(self, dst, key, value):
         cp = self.cp

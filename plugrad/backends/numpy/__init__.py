@@ -115,6 +115,8 @@ _DTYPE_NAMES: dict = {}
 class NumPyBackend(XpKernels, ArrayAPIBackend):
     """NumPy arrays on the host CPU."""
 
+    dlpack_device_type = 1  # kDLCPU
+
     def __init__(self):
         super().__init__("numpy", "cpu", np, array_type=np.ndarray,
                          dtypes={"bool", "uint8", "int8", "int16", "int32", "int64",
