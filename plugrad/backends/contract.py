@@ -462,7 +462,8 @@ class Backend(Composites, abc.ABC):
     def cross_entropy_backward(self, g, x, target, valid, scale: float):
         """Gradient w.r.t. the logits ``x`` ``(N, C, d1, ...)`` of a mean- or sum-reduced
         cross-entropy without class weights or smoothing:
-        ``(softmax(x, 1) - one_hot(target)) * valid[:, None] * (g * scale)``. ``target`` is
+        ``(softmax(x, 1) - one_hot(target)) * (g * scale)``, exactly +0 in rows where
+        ``valid`` is False (whatever ``g * scale`` is, as PyTorch). ``target`` is
         int64 ``(N, d1, ...)``, in range, with ignored entries already replaced by 0;
         ``valid`` a bool array of ``target``'s shape, or None (every entry counts); ``g`` the
         0-d output gradient; ``scale`` a Python float (``1 / count`` for a mean, or 1)."""

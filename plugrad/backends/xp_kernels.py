@@ -226,9 +226,9 @@ class XpKernels(XpWindowKernels):
         p = self.softmax(x, 1)  # a fresh array: the one-hot is subtracted in place
         with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
         p[along_axis_key(target.reshape(with_class), 1, self.xp)] -= 1.0
-        if valid is not None:
-            p *= valid.reshape(with_class)
         p *= g * scale
+        if valid is not None:  # an ignored row is exactly +0 (PyTorch), not (p - 1) * 0
+            p = self.xp.where(valid.reshape(with_class), p, 0.0)
         return p
 
     # ------------------------------------------------------------------ attention

@@ -1,0 +1,101 @@
+"""The entries of the differential-testing report (shared/reports/differential-bugs.md),
+each as a small program run unchanged on real ``torch`` and on plugrad (``cpu`` and
+``ref``): same values (nan where nan, the sign of a zero), dtypes, shapes, ``None``
+gradients and error types. A program takes the module (``torch`` or ``plugrad``) and a
+``tensor`` factory bound to the device under test."""
+import functools
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+
+torch = pytest.importorskip("torch")
+
+DEVICES = ["cpu", "ref"]
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def _run(prog, T, device):
+    tensor = functools.partial(T.tensor, device=device)
+    try:
+        return prog(T, tensor)
+    except Exception as e:  # noqa: BLE001 - the error is the result being compared
+        return e
+
+
+def _plain(v):
+    """A comparable form of a result: tensors become (dtype name, shape, values,
+    requires_grad); containers recurse."""
+    if isinstance(v, (torch.Tensor, plugrad.Tensor)):
+        arr = np.asarray(v.detach().cpu() if isinstance(v, torch.Tensor) else v.detach())
+        return ("tensor", str(v.dtype).split(".")[-1], tuple(v.shape), arr, v.requires_grad)
+    if isinstance(v, (tuple, list)):
+        return tuple(_plain(x) for x in v)
+    return v
+
+
+def _same(a, b, path="result"):
+    if isinstance(a, tuple) and a and a[0] == "tensor":
+        assert isinstance(b, tuple) and b and b[0] == "tensor", f"{path}: {b!r} is no tensor"
+        assert a[1:3] == b[1:3], f"{path}: dtype/shape torch {a[1:3]}, plugrad {b[1:3]}"
+        assert a[4] == b[4], f"{path}: requires_grad torch {a[4]}, plugrad {b[4]}"
+        x, y = a[3], b[3]
+        if x.dtype.kind == "f":
+            x64, y64 = x.astype(np.float64), y.astype(np.float64)
+            np.testing.assert_allclose(y64, x64, rtol=2e-6, atol=0, equal_nan=True,
+                                       err_msg=path)
+            zero = x64 == 0
+            assert (np.signbit(x64[zero]) == np.signbit(y64[zero])).all(), \
+                f"{path}: signs of zeros differ: torch {x}, plugrad {y}"
+        else:
+            np.testing.assert_array_equal(y, x, err_msg=path)
+    elif isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b), f"{path}: torch {a}, plugrad {b}"
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), f"{path}: torch nan, plugrad {b}"
+    else:
+        assert type(a) is type(b) and a == b, f"{path}: torch {a!r}, plugrad {b!r}"
+
+
+# ====================================================================== severity 1
+@case
+def xent_all_ignored(T, tensor):  # 2: every target ignored, a NaN mean but a 0 gradient
+    F = T.nn.functional
+    out = []
+    for kw in ({}, {"weight": tensor([0.0, 1.0])}, {"label_smoothing": 0.1}):
+        x = tensor([[0.5, 1.0], [2.0, -1.0]], requires_grad=True)
+        loss = F.cross_entropy(x, tensor([-100, -100]), **kw)
+        loss.backward()
+        out += [loss, x.grad]
+    x = tensor([[0.5, 1.0], [2.0, -1.0]], requires_grad=True)
+    F.cross_entropy(x, tensor([1, -100])).backward()  # an ignored row is +0, not -0
+    x2 = tensor([[0.5, 1.0], [2.0, -1.0]], requires_grad=True)
+    F.nll_loss(x2, tensor([-100, -100])).backward()
+    x3 = tensor([[0.5, 1.0], [2.0, -1.0]], requires_grad=True)
+    F.cross_entropy(x3, tensor([0, 0]), weight=tensor([0.0, 1.0])).backward()  # 0/0: nan
+    return out + [x.grad, x2.grad, x3.grad]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(CASES))
+def test_matches_torch(name, device):
+    prog = CASES[name]
+    expected = _run(prog, torch, "cpu")
+    got = _run(prog, plugrad, device)
+    if isinstance(expected, Exception):
+        assert isinstance(got, Exception), f"torch raised {expected!r}, plugrad gave {got!r}"
+        # PyTorch's RuntimeError family: plugrad's errors subclass the type torch raises
+        assert isinstance(got, type(expected)), f"torch: {expected!r}; plugrad: {got!r}"
+        return
+    if isinstance(got, Exception):
+        raise got
+    _same(_plain(expected), _plain(got))
