@@ -85,6 +85,35 @@ def xent_all_ignored(T, tensor):  # 2: every target ignored, a NaN mean but a 0 
     return out + [x.grad, x2.grad, x3.grad]
 
 
+@case
+def std_zero_spread(T, tensor):  # 3: the gradient of std is 0 where std is 0
+    out = []
+    for f in (lambda x: x.std(), lambda x: x.std(1).sum(), lambda x: x.std(0, correction=0).sum(),
+              lambda x: T.std_mean(x, 1)[0].sum(), lambda x: x.var(1, keepdim=True).sum(),
+              lambda x: (x.std(1) * tensor([1.0, -2.0], dtype=T.float64)).sum()):
+        x = tensor([[2.0, 2.0, 2.0], [1.0, 3.0, 4.0]], dtype=T.float64, requires_grad=True)
+        g, = T.autograd.grad(f(x), [x], create_graph=True)
+        w = tensor([[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]], dtype=T.float64)
+        out += [g, T.autograd.grad((g * w).sum(), [x])[0]]  # second order too
+    return out
+
+
+@case
+def var_degenerate(T, tensor):  # 11: dof <= 0 or float16 overflow: inf, not nan
+    out = []
+    for c in (2, 3):
+        x = tensor([1.0, 3.0], dtype=T.float64, requires_grad=True)
+        T.var(x, correction=c).backward()
+        out.append(x.grad)
+    x = tensor([1.0, 3.0, 3.0], dtype=T.float64, requires_grad=True)
+    T.var(x, correction=3).backward()
+    h = tensor([0.976, 65504.0], dtype=T.float16, requires_grad=True)
+    (h.var() * 2).backward()
+    y = tensor([1.0, float("inf")], dtype=T.float64, requires_grad=True)
+    y.var().backward()
+    return out + [x.grad, h.grad, h.std(), h.var(), y.grad, tensor([1e30, -1e30]).std()]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name, device):
