@@ -114,6 +114,28 @@ def var_degenerate(T, tensor):  # 11: dof <= 0 or float16 overflow: inf, not nan
     return out + [x.grad, h.grad, h.std(), h.var(), y.grad, tensor([1e30, -1e30]).std()]
 
 
+@case
+def isclose_special(T, tensor):  # 5, 29: equal infinities are close; bool and int operands
+    inf, nan = float("inf"), float("nan")
+    a = tensor([inf, -inf, 1.0, nan, inf, 1.0])
+    b = tensor([inf, -inf, 1.0, nan, -inf, 1.00001])
+    return [T.isclose(a, b), T.isclose(a, b, equal_nan=True), T.isclose(a, b, 0.0, 0.0),
+            T.allclose(tensor([inf]), tensor([inf])), T.isclose(tensor([True, False]),
+                                                                tensor([True, True])),
+            T.allclose(tensor([True]), tensor([True])),
+            T.isclose(tensor([3, 4]), tensor([3, 5]), atol=1), a.isclose(b)]
+
+
+@case
+def isclose_mixed_dtypes(T, tensor):  # 35: torch requires one dtype
+    return T.isclose(tensor([1.0]), tensor([1.0], dtype=T.float64))
+
+
+@case
+def allclose_mixed_dtypes(T, tensor):
+    return T.allclose(tensor([1]), tensor([1.0]))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name, device):
