@@ -385,6 +385,12 @@ class Backend(Composites, abc.ABC):
         """Python's ``%`` (NumPy's ``remainder``): the result has the sign of ``b``."""
         return _C.remainder(self, a, b)
 
+    def fmod(self, a, b):
+        """C's ``fmod``: the exact remainder with the sign of ``a`` (``-0.0`` for a negative
+        multiple), ``a`` for a finite ``a`` over ``b = ±inf``, NaN for ``b = 0`` or an
+        infinite ``a``. Integer operands have a nonzero ``b`` (the core checks)."""
+        return _C.fmod(self, a, b)
+
     def maximum(self, a, b):
         """Elementwise maximum, propagating NaN."""
         return _C.maximum(self, a, b)

@@ -136,6 +136,31 @@ def allclose_mixed_dtypes(T, tensor):
     return T.allclose(tensor([1]), tensor([1.0]))
 
 
+@case
+def fmod_exact(T, tensor):  # 6, 13: exact for large quotients, a over +-inf, signed zeros
+    inf = float("inf")
+    a = tensor([1e8, 123456789.0, 3e38, -6.0, 6.0, -7.0, -0.0, 5.0, -5.0, inf])
+    b = tensor([3.0, 3.0, 0.79, 3.0, -3.0, 3.0, 2.0, inf, -inf, 2.0])
+    x = tensor([0.3, -2.5, 7.0], requires_grad=True)
+    y = tensor([0.0, 2.0, -3.0], requires_grad=True)
+    T.fmod(x, y).sum().backward()
+    z = tensor([0.3], requires_grad=True)
+    T.fmod(z, 0.0).sum().backward()
+    i = tensor([-7, 7, -7, 9])
+    return [T.fmod(a, b), T.fmod(a, 2.5), a.fmod(3.0), T.fmod(i, tensor([3, -3, -3, 4])),
+            T.fmod(i, 4), x.grad, y.grad, z.grad]
+
+
+@case
+def fmod_int_by_zero(T, tensor):  # 6: RuntimeError (ZeroDivisionError) as torch
+    return T.fmod(tensor([5, 3]), tensor([0, 2]))
+
+
+@case
+def remainder_int_by_zero(T, tensor):
+    return tensor([5, 3]) % 0
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name, device):
