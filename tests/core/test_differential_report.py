@@ -161,6 +161,57 @@ def remainder_int_by_zero(T, tensor):
     return tensor([5, 3]) % 0
 
 
+@case
+def sdpa_masked_row(T, tensor):  # 7: a query row with no allowed key: output 0, gradient 0
+    F = T.nn.functional
+    out = []
+    for mask in (tensor([[False], [True]]), tensor([[float("-inf")], [0.0]]), None):
+        q = tensor([[1.0, 0.0], [0.0, 1.0]], requires_grad=True)
+        k = tensor([[1.0, 0.0]], requires_grad=True)
+        v = tensor([[1.0, 2.0]], requires_grad=True)
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        (o * tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        out += [o, q.grad, k.grad, v.grad]
+    return out
+
+
+# ====================================================================== severity 1, edge
+@case
+def activation_kinks(T, tensor):  # 10: hardtanh/relu6 pass g strictly inside; elu'' at 0
+    F = T.nn.functional
+    x = tensor([-1.0, 0.0, 1.0, float("nan"), 0.5, -3.0], requires_grad=True)
+    F.hardtanh(x).sum().backward()
+    y = tensor([0.0, 6.0, 3.0, -1.0, 7.0], requires_grad=True)
+    F.relu6(y).sum().backward()
+    z = tensor([0.0, -1.0, 2.0, float("nan")], dtype=T.float64, requires_grad=True)
+    g, = T.autograd.grad(F.elu(z, alpha=0.5).sum(), [z], create_graph=True)
+    return [x.grad, y.grad, F.hardtanh(x, -0.5, 0.25), g, T.autograd.grad(g.sum(), [z])[0],
+            F.elu(z, 0.5)]
+
+
+# ====================================================================== severity 3
+@case
+def inplace_activations(T, tensor):  # 25: inplace=True works in backward (and values agree)
+    F = T.nn.functional
+    out = []
+    for f in (F.elu, F.hardtanh, F.relu6, F.silu, F.mish, F.leaky_relu, F.relu):
+        a = tensor([-1.0, 0.0, 2.0, 7.0], requires_grad=True)
+        y = a * 1
+        r = f(y, inplace=True)
+        (r * tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+        out += [r, y, a.grad]
+    m = T.nn.ELU(alpha=0.5, inplace=True)
+    b = tensor([-1.0, 3.0], requires_grad=True)
+    m(b * 2).sum().backward()
+    return out + [b.grad]
+
+
+# ====================================================================== severity 4
+@case
+def relu_bool(T, tensor):  # 35
+    return T.nn.functional.relu(tensor([True, False]))
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name, device):
