@@ -289,8 +289,13 @@ class Composites(NNComposites):
         return self.div(e, self.sum(e, (axis,), True))
 
     def log_softmax(self, x, axis):
-        """``x - logsumexp(x)``."""
-        return self.sub(x, self.logsumexp(x, (axis,), True))
+        """``x - logsumexp(x)``; a slice holding ``+inf`` is NaN (PyTorch), though its
+        logsumexp is inf."""
+        out = self.sub(x, self.logsumexp(x, (axis,), True))
+        if not is_floating(self.dtype_of(x)):
+            return out
+        pos_inf = self.eq(self.max(x, (axis,), True), math.inf)
+        return self.where(pos_inf, math.nan, out)
 
     def logsumexp(self, x, axes, keepdims):
         """``log(sum(exp(x - m))) + m`` with ``m`` the maximum, or 0 where that is infinite."""

@@ -87,7 +87,8 @@ class XpKernels(XpWindowKernels):
         return e
 
     def log_softmax(self, x, axis):
-        m, finite = self._shift(x, (axis,))
+        # a +inf maximum stays: the slice is NaN, as in PyTorch (logsumexp alone is inf)
+        m, finite = self._shift(x, (axis,), keep_pos_inf=True)
         with self._quiet_if(finite):
             return x - self._log_sum_exp(x, m, (axis,))
 

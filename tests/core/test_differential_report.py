@@ -189,6 +189,44 @@ def activation_kinks(T, tensor):  # 10: hardtanh/relu6 pass g strictly inside; e
             F.elu(z, 0.5)]
 
 
+@case
+def special_value_conventions(T, tensor):  # 8: PyTorch's nan/inf conventions
+    inf, nan = float("inf"), float("nan")
+    out = [T.softmax(tensor([0.0, inf]), 0), T.log_softmax(tensor([0.0, inf]), 0),
+           T.logsumexp(tensor([0.0, inf]), 0), T.sign(tensor([nan, -2.0, 0.0, 3.0])),
+           tensor([[0.0, inf], [1.0, 2.0]]).log_softmax(1)]
+    x = tensor([nan, 1.0, 0.0, -1.0], requires_grad=True)
+    x.relu().sum().backward()
+    y = tensor([nan, 1.0], requires_grad=True)
+    y.max().backward()
+    z = tensor([1.0, 2.0], requires_grad=True)
+    T.maximum(z, tensor(nan)).sum().backward()
+    w = tensor([1.0, inf], dtype=T.float64, requires_grad=True)
+    w.var().backward()
+    return out + [x.grad, y.grad, z.grad, w.grad, tensor([1e30, -1e30]).std()]
+
+
+@case
+def clamp_tensor_bounds(T, tensor):  # 9: min == max gives neither bound; NaN input gives 0
+    x = tensor([0.5, float("nan"), 3.0, -1.0, 1.5], requires_grad=True)
+    lo = tensor([1.0, 0.0, 0.0, 0.0, 2.0], requires_grad=True)
+    hi = tensor([1.0, 2.0, 2.0, 2.0, 1.0], requires_grad=True)
+    y = T.clamp(x, lo, hi)
+    y.sum().backward()
+    x2 = tensor([[0.5, 3.0]], requires_grad=True)
+    b = tensor([[1.0], [2.5]], requires_grad=True)
+    T.clamp(x2, min=b, max=tensor(2.75)).sum().backward()
+    x3 = tensor([0.5, 3.0], requires_grad=True)
+    T.clamp(x3, max=tensor(2.0)).sum().backward()
+    return [y, x.grad, lo.grad, hi.grad, x2.grad, b.grad, x3.grad,
+            T.clamp(tensor([1, 5]), tensor([2, 2]), tensor([4, 4]))]
+
+
+@case
+def clamp_mixed_bounds(T, tensor):  # torch: both bounds Tensors or both numbers
+    return T.clamp(tensor([1.0]), min=tensor([0.0]), max=2.0)
+
+
 # ====================================================================== severity 3
 @case
 def inplace_activations(T, tensor):  # 25: inplace=True works in backward (and values agree)
@@ -204,6 +242,11 @@ def inplace_activations(T, tensor):  # 25: inplace=True works in backward (and v
     b = tensor([-1.0, 3.0], requires_grad=True)
     m(b * 2).sum().backward()
     return out + [b.grad]
+
+
+@case
+def norm_p_none(T, tensor):  # 31
+    return T.norm(tensor([3.0, 4.0]), None)
 
 
 # ====================================================================== severity 4

@@ -19,10 +19,11 @@ from plugrad.core.tensor import _wrap, _wrap_dim
 
 # ====================================================================== relu
 class ReluBackward0(KeepsOutput):
-    """``g`` where the output is positive (so the gradient at 0 is 0)."""
+    """PyTorch's ``threshold_backward``: 0 where the output is <= 0 (so the gradient at 0
+    is 0), else ``g`` (a NaN passes it)."""
 
     def grad(self, F, g, y):
-        return (F.where(F.gt(y, 0.0), g, 0.0),)
+        return (F.where(F.le(y, 0.0), 0.0, g),)
 
 
 @op("relu", method="relu", inplace="relu_")

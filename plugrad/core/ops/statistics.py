@@ -135,7 +135,7 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
         x = x.to(dtype)
     check_float("norm", x, "Expected a floating point or complex tensor as input")
     axes = normalize_dims(dim, x.ndim, "norm")
-    if p in ("fro", 2, 2.0):
+    if p is None or p in ("fro", 2, 2.0):  # p=None: the 2-norm (PyTorch)
         return _safe_sqrt(sum(x * x, axes, keepdim))
     if isinstance(p, str):
         raise ValueError(f"norm(): p={p!r} is not supported (use a number, 'fro' or inf)")
