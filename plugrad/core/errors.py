@@ -19,11 +19,6 @@ class DeviceError(OpError):
     """Tensors on different devices in one op."""
 
 
-class IntegerDivisionByZero(OpError, ZeroDivisionError):
-    """An integer ``//``, ``%`` or ``fmod`` by zero: PyTorch's ``RuntimeError:
-    ZeroDivisionError``, catchable as either."""
-
-
 class DTypeError(OpError, TypeError):
     """A dtype the op or the backend does not support."""
 

@@ -12,7 +12,7 @@ import math
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record_binary, recording
-from plugrad.core.errors import DTypeError, IntegerDivisionByZero, kernel_error
+from plugrad.core.errors import DTypeError, kernel_error
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops._base import _SCALARS, binary_operands
 from plugrad.core.ops.declare import op
@@ -160,8 +160,7 @@ def _check_int_division(name, k, dt, bd):
             zero = bool(k.to_numpy(k.max(k.eq(bd, 0), None, False)).item()) if bd.shape != (0,) \
                 else False
         if zero:
-            raise IntegerDivisionByZero(f"{name}: ZeroDivisionError (integer division by "
-                                        f"zero, dtype {dt.name})")
+            raise ZeroDivisionError(f"{name}: integer division by zero")
 
 
 def _refuse_bool(name, a, b=None):
