@@ -210,10 +210,10 @@ class NNComposites:
         classes = self.reshape(self.arange(0, c, 1, "int64", None), (1, c) + (1,) * (nd - 2))
         with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
         one_hot = self.astype(self.eq(self.reshape(target, with_class), classes), dtype)
-        grad = self.sub(self.softmax(x, 1), one_hot)
-        if valid is not None:
-            grad = self.mul(grad, self.astype(self.reshape(valid, with_class), dtype))
-        return self.mul(grad, self.mul(g, scale))
+        grad = self.mul(self.sub(self.softmax(x, 1), one_hot), self.mul(g, scale))
+        if valid is not None:  # an ignored row is exactly +0 (PyTorch), not (p - 1) * 0
+            grad = self.where(self.reshape(valid, with_class), grad, 0.0)
+        return grad
 
     # ------------------------------------------------------------------ attention
     def scaled_dot_product_attention(self, q, k, v, mask, scale):

@@ -114,6 +114,26 @@ class Composites(NNComposites):
         keep_a = self.logical_or(self.eq(self.lt(a, 0), self.lt(b, 0)), self.eq(a, 0))
         return self.where(by_inf, self.where(keep_a, a, b), out)
 
+    def fmod(self, a, b):
+        """``a`` where ``|a| < |b|``; otherwise from :meth:`remainder` ``r`` (sign of ``b``,
+        exact there): ``r - b`` where ``r`` and ``a`` differ in sign (exact: the result is
+        representable), and a zero with ``a``'s sign."""
+        like = b if is_scalar(a) else a
+        dtype = self.dtype_of(like)
+        if dtype in ("float16", "float32") and "float64" in self.dtypes:
+            # remainder is exact in float64 but rounded back: take r - b there too
+            wide = [self.astype(self._as_array(v, like), "float64") for v in (a, b)]
+            return self.astype(self.fmod(*wide), dtype)
+        a, b = self._as_array(a, like), self._as_array(b, like)
+        r = self.remainder(a, b)
+        fix = self.logical_and(self.ne(r, 0), self.ne(self.lt(r, 0), self.lt(a, 0)))
+        out = self.where(fix, self.sub(r, b), r)
+        if not is_floating(self.dtype_of(like)):
+            return out
+        out = self.where(self.eq(out, 0), self.mul(a, 0), out)  # -0.0 for a negative a
+        # |a| < |b| (b = ±inf included) is a itself; remainder's b + a may round there
+        return self.where(self.lt(self.abs(a), self.abs(b)), a, out)
+
     def maximum(self, a, b):
         """``where(b < a or isnan(a), a, b)``."""
         if is_scalar(a):
@@ -269,8 +289,13 @@ class Composites(NNComposites):
         return self.div(e, self.sum(e, (axis,), True))
 
     def log_softmax(self, x, axis):
-        """``x - logsumexp(x)``."""
-        return self.sub(x, self.logsumexp(x, (axis,), True))
+        """``x - logsumexp(x)``; a slice holding ``+inf`` is NaN (PyTorch), though its
+        logsumexp is inf."""
+        out = self.sub(x, self.logsumexp(x, (axis,), True))
+        if not is_floating(self.dtype_of(x)):
+            return out
+        pos_inf = self.eq(self.max(x, (axis,), True), math.inf)
+        return self.where(pos_inf, math.nan, out)
 
     def logsumexp(self, x, axes, keepdims):
         """``log(sum(exp(x - m))) + m`` with ``m`` the maximum, or 0 where that is infinite."""

@@ -385,6 +385,12 @@ class Backend(Composites, abc.ABC):
         """Python's ``%`` (NumPy's ``remainder``): the result has the sign of ``b``."""
         return _C.remainder(self, a, b)
 
+    def fmod(self, a, b):
+        """C's ``fmod``: the exact remainder with the sign of ``a`` (``-0.0`` for a negative
+        multiple), ``a`` for a finite ``a`` over ``b = ±inf``, NaN for ``b = 0`` or an
+        infinite ``a``. Integer operands have a nonzero ``b`` (the core checks)."""
+        return _C.fmod(self, a, b)
+
     def maximum(self, a, b):
         """Elementwise maximum, propagating NaN."""
         return _C.maximum(self, a, b)
@@ -470,7 +476,8 @@ class Backend(Composites, abc.ABC):
     def cross_entropy_backward(self, g, x, target, valid, scale: float):
         """Gradient w.r.t. the logits ``x`` ``(N, C, d1, ...)`` of a mean- or sum-reduced
         cross-entropy without class weights or smoothing:
-        ``(softmax(x, 1) - one_hot(target)) * valid[:, None] * (g * scale)``. ``target`` is
+        ``(softmax(x, 1) - one_hot(target)) * (g * scale)``, exactly +0 in rows where
+        ``valid`` is False (whatever ``g * scale`` is, as PyTorch). ``target`` is
         int64 ``(N, d1, ...)``, in range, with ignored entries already replaced by 0;
         ``valid`` a bool array of ``target``'s shape, or None (every entry counts); ``g`` the
         0-d output gradient; ``scale`` a Python float (``1 / count`` for a mean, or 1)."""

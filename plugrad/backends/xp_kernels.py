@@ -87,7 +87,8 @@ class XpKernels(XpWindowKernels):
         return e
 
     def log_softmax(self, x, axis):
-        m, finite = self._shift(x, (axis,))
+        # a +inf maximum stays: the slice is NaN, as in PyTorch (logsumexp alone is inf)
+        m, finite = self._shift(x, (axis,), keep_pos_inf=True)
         with self._quiet_if(finite):
             return x - self._log_sum_exp(x, m, (axis,))
 
@@ -245,9 +246,9 @@ class XpKernels(XpWindowKernels):
         p = self.softmax(x, 1)  # a fresh array: the one-hot is subtracted in place
         with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
         p[along_axis_key(target.reshape(with_class), 1, self.xp)] -= 1.0
-        if valid is not None:
-            p *= valid.reshape(with_class)
         p *= g * scale
+        if valid is not None:  # an ignored row is exactly +0 (PyTorch), not (p - 1) * 0
+            p = self.xp.where(valid.reshape(with_class), p, 0.0)
         return p
 
     # ------------------------------------------------------------------ attention

@@ -51,6 +51,13 @@ def check_device(op: str, a, b) -> None:
                           f"least two devices, {a.device} and {b.device}!")
 
 
+def c_dtype_name(dtype) -> str:
+    """PyTorch's C++ name of a dtype, as its messages say it (``Float``, ``Double``)."""
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}.get(dtype.name, dtype.name)
+
+
 def check_dtype_supported(op: str, k, dtype) -> None:
     if dtype.name not in k.dtypes:
         raise DTypeError(f"{op}: dtype {dtype} is not supported by backend {k.name!r} "

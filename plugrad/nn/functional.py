@@ -23,6 +23,7 @@ from plugrad.nn.functional_losses import __all__ as _losses_all
 # The core's ops declared with an ``nn.functional`` spelling (linear, conv, pooling, norms,
 # gelu, ...): one declaration each, beside its forward (plugrad/core/ops/declare.py).
 globals().update(_functional_namespace())
+_silu = _functional_namespace()["silu"]
 
 __all__ = sorted(_functional_namespace()) + ["bilinear", "unfold", "fold", "batch_norm", "dropout",
            "embedding", "relu", "relu_", "leaky_relu", "sigmoid", "tanh",
@@ -40,33 +41,35 @@ def relu_(x):
     return x.relu_()
 
 
+def _inplace(x, fn, inplace: bool, node_name: str):
+    """``fn(x)`` (its node named as PyTorch's), or written into ``x``: then computed from a
+    copy of ``x`` where autograd records, so backward still has the input the op saved
+    (PyTorch's in-place forms)."""
+    if not inplace:
+        return _named(fn(x), node_name)
+    tracked = x.requires_grad and plugrad.is_grad_enabled()
+    return x.copy_(fn(x.clone() if tracked else x))
+
+
 def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
     _expect("leaky_relu", x)
-    out = plugrad.where(x > 0, x, x * negative_slope)
-    return x.copy_(out) if inplace else _named(out, "LeakyReluBackward0")
-
-
-def elu(x, alpha: float = 1.0, inplace: bool = False):
-    _expect("elu", x)
-    out = plugrad.where(x > 0, x, (x.clamp_max(0.0).expm1()) * alpha)
-    return x.copy_(out) if inplace else _named(out, "EluBackward0")
-
-
-def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    _expect("hardtanh", x, ints=True)
-    out = x.clamp(min_val, max_val)
-    return x.copy_(out) if inplace else _named(out, "HardtanhBackward0")
+    return _inplace(x, lambda t: plugrad.where(t > 0, t, t * negative_slope), inplace,
+                    "LeakyReluBackward0")
 
 
 def relu6(x, inplace: bool = False):
     _expect("relu6", x, ints=True)
-    return hardtanh(x, 0.0, 6.0, inplace)
+    return hardtanh(x, 0.0, 6.0, inplace)  # noqa: F821 - declared in core (activation.py)
+
+
+def silu(x, inplace: bool = False):
+    _expect("silu", x)
+    return _inplace(x, _silu, inplace, "SiluBackward0")  # the core's op (one kernel each way)
 
 
 def mish(x, inplace: bool = False):
     _expect("mish", x)
-    out = x * softplus(x).tanh()
-    return x.copy_(out) if inplace else _named(out, "MishBackward0")
+    return _inplace(x, lambda t: t * softplus(t).tanh(), inplace, "MishBackward0")
 
 
 def sigmoid(x):
@@ -281,7 +284,13 @@ def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = plugrad.softmax(scores, -1)
+    if attn_mask is not None:
+        # torch 2.13's safe softmax: a row whose every score is -inf (no key allowed) gets
+        # weights 0, and a 0 gradient (its scores are made finite before the softmax)
+        dead = (scores == float("-inf")).all(-1, keepdim=True)
+        weights = plugrad.softmax(scores.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
+    else:
+        weights = plugrad.softmax(scores, -1)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p)
     return weights @ v, weights

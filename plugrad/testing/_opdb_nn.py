@@ -217,9 +217,7 @@ _add(
                                          method=False)],
        dtypes=("int64",), differentiable=False),
     # activations
-    _F("relu", _activation(), dtypes=_REALS, xfails={
-        ("test_unsupported_dtype", "*", "bool"): "PyTorch refuses relu on bool; plugrad "
-                                                  "computes it (issue 16)"}),
+    _F("relu", _activation(), dtypes=_REALS),
     _F("relu6", _activation(low=-3, high=8), dtypes=_REALS),
     _F("leaky_relu", _activation({"negative_slope": 0.2})),
     _F("elu", _activation({"alpha": 0.5})),

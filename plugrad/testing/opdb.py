@@ -362,7 +362,7 @@ _UNARY = [
     ("round", (-3, 3, False), True), ("trunc", (-3, 3, False), True),
     ("square", (-2, 2, False), True),
 ]
-_UNARY_DTYPES = {"neg": NUMS}
+_UNARY_DTYPES = {"neg": NUMS, "relu": NUMS}  # relu of bool is an error, as in PyTorch
 _UNARY_XFAILS = {
 }
 for _name, (_lo, _hi, _nz), _has_inplace in _UNARY:
@@ -404,7 +404,7 @@ _add(
     _P("isnan", sample_inputs=s_unary(), dtypes=ALL),
     _P("isinf", sample_inputs=s_unary(), dtypes=ALL),
     _P("isfinite", sample_inputs=s_unary(), dtypes=ALL),
-    _P("isclose", sample_inputs=s_binary(scalars=False), dtypes=NUMS),
+    _P("isclose", sample_inputs=s_binary(scalars=False), dtypes=ALL),
 )
 
 
@@ -1371,6 +1371,7 @@ _add(
     _KS("div", k_binary(nonzero=True), K_FLOATS, sp_binary()),
     _KS("floordiv", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("div")),
     _KS("remainder", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("rem")),
+    _KS("fmod", k_binary(-5, 5, -3, 3, nonzero=True), K_NUMS, sp_binary("rem")),
     _KS("pow", k_binary(0.5, 2, 0, 3), K_NUMS, sp_binary("pow")),
     _KS("maximum", k_binary(), K_ALL, sp_binary()), _KS("minimum", k_binary(), K_ALL, sp_binary()),
     _KS("eq", k_binary(-2, 2), K_ALL, sp_binary()), _KS("ne", k_binary(-2, 2), K_ALL, sp_binary()),

@@ -650,6 +650,23 @@ def case_remainder():
                 check(B.remainder(ref(big), 3.0), np.remainder(big, np.array(3.0, dtype)))
 
 
+@optional
+def case_fmod():
+    for dtype in NUMS:
+        a = rand((3, 4), dtype, -20, 20)
+        b = rand((4,), dtype, 1, 6) * np.array([1, -1, 1, -1], dtype)
+        check(B.fmod(ref(a), ref(b)), np.fmod(a, b))
+        check(B.fmod(ref(a), 3), np.fmod(a, np.array(3, dtype)))
+        if dtype in FLOATS:
+            ea, eb = edge_pairs(dtype)
+            if isinstance(B, CompositeBackend):  # the remainder it builds on: inexact once
+                exact = ~(np.abs(ea) >= np.abs(eb) * 2.0 ** (np.finfo(dtype).nmant + 1))
+                ea, eb = ea[exact], eb[exact]   # |a / b| exceeds float64's mantissa
+            check(B.fmod(ref(ea), ref(eb)), npx(np.fmod, ea, eb))
+            big = np.array([1e8, -1e8], dtype)
+            check(B.fmod(ref(big), 3.0), np.fmod(big, np.array(3.0, dtype)))
+
+
 def _extremum_case(name, fn):
     for dtype in NUMS:
         a, b = rand((3, 1), dtype), rand((4,), dtype)

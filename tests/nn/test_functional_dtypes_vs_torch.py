@@ -20,7 +20,6 @@ KNOWN = {
                        ("conv2d", ("int64",)), ("max_pool2d", ("int32", "int64")),
                        ("avg_pool2d", ("int64",)))
        for dt in dts},
-    ("nn.functional.relu", "bool"): "issue 16: relu on bool",
     ("nn.functional.softmax", "int32"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.softmax", "int64"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.softmax", "bool"): "issue 16: plugrad.softmax takes integers",

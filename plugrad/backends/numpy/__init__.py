@@ -229,6 +229,7 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     div = staticmethod(_ieee_binary(np.divide))
     floordiv = staticmethod(_ieee_binary(np.floor_divide))
     remainder = staticmethod(_ieee_binary(np.remainder))
+    fmod = staticmethod(_ieee_binary(np.fmod))
     _power = staticmethod(_ieee_binary(np.power))
 
     def pow(self, a, b):

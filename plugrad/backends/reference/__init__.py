@@ -320,6 +320,10 @@ class ReferenceBackend(Backend):
         for large quotients; Python's ``%`` is exactly NumPy's ``remainder``."""
         return self._map(scalars.remainder, a, b)
 
+    def fmod(self, a, b):
+        """Direct (C's ``fmod`` via ``math.fmod``, exact), as :meth:`remainder`."""
+        return self._map(scalars.fmod, a, b)
+
 
 @hookimpl
 def plugrad_backends():

@@ -79,6 +79,17 @@ def floordiv(a, b):
     return a // b
 
 
+def fmod(a, b):
+    """C's ``fmod``: sign of ``a``; NaN for a float ``b == 0`` or an infinite ``a``."""
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = float(a), float(b)
+        if b == 0 or math.isinf(a) or math.isnan(a) or math.isnan(b):
+            return NAN
+        return math.fmod(a, b)
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r
+
+
 def remainder(a, b):
     """Python's ``%`` (NumPy's ``remainder``); a float remainder by zero is NaN."""
     if isinstance(b, float) and b == 0:

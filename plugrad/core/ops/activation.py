@@ -1,4 +1,4 @@
-"""Activations with a kernel of their own: relu, softmax, log_softmax, gelu, silu.
+"""Activations with a node of their own: relu, softmax, log_softmax, gelu, silu, hardtanh, elu.
 
 Each keeps what PyTorch's keeps (relu and the softmax family their output, gelu its
 input), so an in-place change of the input after the op is not an error where PyTorch's
@@ -19,15 +19,18 @@ from plugrad.core.tensor import _wrap, _wrap_dim
 
 # ====================================================================== relu
 class ReluBackward0(KeepsOutput):
-    """``g`` where the output is positive (so the gradient at 0 is 0)."""
+    """PyTorch's ``threshold_backward``: 0 where the output is <= 0 (so the gradient at 0
+    is 0), else ``g`` (a NaN passes it)."""
 
     def grad(self, F, g, y):
-        return (F.where(F.gt(y, 0.0), g, 0.0),)
+        return (F.where(F.le(y, 0.0), 0.0, g),)
 
 
 @op("relu", method="relu", inplace="relu_")
 def relu(x):
     """``max(x, 0)`` (NaN stays NaN)."""
+    if x.dtype is _dt.bool_:
+        raise DTypeError("relu: Boolean inputs not supported for relu")
     k = x._k
     r = _wrap(k.maximum(x._data, 0), x.dtype, x.device, k)
     if x._rg and _state.enabled:
@@ -126,3 +129,73 @@ def silu(x, inplace=False):
     if x._rg and _state.enabled:
         record(r, SiluBackward0(), (x,), (x,))
     return x.copy_(r) if inplace else r
+
+
+# ====================================================================== hardtanh, elu
+def _inplace_result(name, x, r, inplace: bool):
+    """``inplace=True``: ``r`` (whose node keeps ``r`` itself, not ``x``) written into ``x``,
+    so backward does not need the overwritten input (PyTorch saves the result there)."""
+    if not inplace:
+        return r
+    return x.copy_(r)
+
+
+class HardtanhBackward0(KeepsOutput):
+    """PyTorch's ``hardtanh_backward``: ``g`` strictly inside ``(min_val, max_val)`` (0 at
+    the bounds, unlike clamp's inclusive rule; NaN passes ``g``), read from the output,
+    which is inside exactly where the input is."""
+
+    def grad(self, F, g, y):
+        lo, hi = self.bounds
+        return (F.where(F.logical_or(F.le(y, lo), F.ge(y, hi)), 0.0, g),)
+
+
+@op(functional="hardtanh")
+def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(x, min_val, max_val)`` with hardtanh's gradient at the bounds."""
+    if x.dtype is _dt.bool_:
+        raise DTypeError("hardtanh: Boolean inputs not supported for hardtanh")
+    k = x._k
+    d = x._data
+    out = k.minimum(k.maximum(d, min_val), max_val)
+    if x.dtype.is_floating_point:
+        out = k.where(k.isnan(d), d, out)
+    r = _wrap(out, x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = HardtanhBackward0()
+        node.bounds = (min_val, max_val)
+        record(r, node, (x,), (OUTPUT,))
+    return _inplace_result("hardtanh", x, r, inplace)
+
+
+class EluBackward0(Node):
+    """``g`` for ``x > 0``, ``g * alpha * exp(x)`` for ``x <= 0`` (NaN passes ``g``); the
+    exponent is held at 0 for ``x >= 0``, so the second derivative at 0 is PyTorch's 0."""
+
+    def grad(self, F, g, x):
+        neg = F.mul(F.mul(g, self.alpha), F.exp(F.where(F.lt(x, 0.0), x, 0.0)))
+        return (F.where(F.le(x, 0.0), neg, g),)
+
+
+class EluResultBackward0(KeepsOutput):
+    """``elu(inplace=True)``, from the output as PyTorch's: ``g * (y + alpha)`` for
+    ``y <= 0``, else ``g``."""
+
+    def grad(self, F, g, y):
+        return (F.where(F.le(y, 0.0), F.mul(g, F.add(y, self.alpha)), g),)
+
+
+@op(functional="elu")
+def elu(x, alpha=1.0, inplace=False):
+    """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"elu: expected a floating point input, got {x.dtype.name}")
+    k = x._k
+    d = x._data
+    out = k.where(k.gt(d, 0), d, k.mul(k.expm1(k.minimum(d, 0)), alpha))
+    r = _wrap(out, x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = EluResultBackward0() if inplace else EluBackward0()
+        node.alpha = float(alpha)
+        record(r, node, (x,), (OUTPUT,) if inplace else (x,))
+    return _inplace_result("elu", x, r, inplace)

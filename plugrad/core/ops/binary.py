@@ -225,14 +225,36 @@ def rremainder(a, b):
     return remainder(b, a)
 
 
-@op("fmod", method="fmod")
+class FmodBackward0(Node):
+    """``d/da = 1`` (also where ``b == 0``, as PyTorch), ``d/db = -trunc(a / b)``."""
+
+    def grad(self, F, g, a, b):
+        ga = g if self.next[0] else None
+        gb = None
+        if self.next[1]:
+            q = F.div(a, b)
+            gb = F.mul(F.neg(g), F.where(F.lt(q, 0.0), F.ceil(q), F.floor(q)))
+        return ga, gb
+
+
+@op("fmod", method="fmod", inplace="fmod_")
 def fmod(a, b):
-    """C's ``fmod``: the remainder of division rounded toward zero (sign of ``a``)."""
+    """C's ``fmod``: the exact remainder of division rounded toward zero (sign of ``a``)."""
     _refuse_bool("fmod", a, b)
-    if isinstance(a, Tensor):
-        q = div(a, b, rounding_mode="trunc")
-        return a - q * b
-    raise TypeError("fmod: expected a Tensor as the first argument")
+    if not isinstance(a, Tensor):
+        raise TypeError(f"fmod(): argument 'input' must be Tensor, not {type(a).__name__}")
+    k, dev, dt, ad, bd = binary_operands("fmod", a, b)
+    _check_int_division("fmod", k, dt, bd)
+    try:
+        out = k.fmod(ad, bd)
+    except Exception as exc:
+        raise kernel_error("fmod", exc, a, b) from exc
+    r = _wrap(out, dt, dev, k)
+    if recording(a, b):
+        sa = a if isinstance(a, Tensor) else ad
+        sb = b if isinstance(b, Tensor) else bd
+        record_binary(r, FmodBackward0(), a, b, (sa, sb), (ad, bd))
+    return r
 
 
 # ====================================================================== pow

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.errors import DTypeError, kernel_error
+from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
 from plugrad.core.ops._base import _SCALARS, binary_operands
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
@@ -128,10 +128,28 @@ def isfinite(x):
 
 @op("isclose", method="isclose")
 def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
-    close = (a - b).abs() <= atol + rtol * b.abs()
-    if equal_nan:
+    """PyTorch's closeness: equal values (infinities included) are close, else a finite
+    ``|a - b| <= atol + |rtol * b|``; both operands of one dtype (bool compares as floats)."""
+    for name, t in (("input", a), ("other", b)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"isclose(): argument '{name}' must be Tensor, not "
+                            f"{type(t).__name__}")
+    if a.dtype is not b.dtype:
+        raise DTypeError(f"isclose: {c_dtype_name(a.dtype)} did not match {c_dtype_name(b.dtype)} "
+                         f"(input is {a.dtype.name}, other is {b.dtype.name}; isclose needs "
+                         f"one dtype)")
+    if rtol < 0 or atol < 0:
+        raise ValueError(f"isclose: rtol and atol must be greater than or equal to zero, but "
+                         f"got rtol={rtol}, atol={atol}")
+    close = a == b
+    if equal_nan and a.dtype.is_floating_point:
         close = close | (a.isnan() & b.isnan())
-    return close
+    if rtol == 0 and atol == 0:
+        return close
+    if a.dtype is _dt.bool_:
+        a, b = a.to(_dt.get_default_dtype()), b.to(_dt.get_default_dtype())
+    actual = (a - b).abs()
+    return close | (isfinite(actual) & (actual <= atol + (rtol * b).abs()))
 
 
 def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False) -> bool:

@@ -22,10 +22,14 @@ values_indices = namedtuple("return_types", ["values", "indices"])
 
 
 class MaxBackward1(KeepsOutput):
-    """Full reduction: ties share the gradient evenly."""
+    """Full reduction: ties share the gradient evenly; a NaN result is the NaN elements'
+    (PyTorch's ``evenly_distribute_backward``)."""
 
     def grad(self, F, g, x, y):
-        mask = F.astype(F.eq(x, y), F.dtype_of(g))
+        hit = F.eq(x, y)
+        if F.dtype_of(x).startswith(("float", "bfloat")):
+            hit = F.logical_or(hit, F.logical_and(F.isnan(x), F.isnan(y)))
+        mask = F.astype(hit, F.dtype_of(g))
         return (F.mul(mask, F.div(g, F.sum(mask, None, False))),)
 
 

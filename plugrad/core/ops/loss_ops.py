@@ -21,6 +21,7 @@ from plugrad.core.autograd.record import record, recording
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.factories import arange
 from plugrad.core.grad_mode import _state
+from plugrad.core.ops.select import where
 from plugrad.core.tensor import Tensor, _wrap
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -85,15 +86,15 @@ def mse_loss(x: Tensor, t: Tensor, reduction: str) -> Tensor:
 
 # ====================================================================== negative log-likelihood
 class NllLossBackward0(Node):
-    """d loss_i / d x_ic = -g_i q_ic, q the weighted one-hot of the targets (divided by the
-    summed weights for the mean)."""
+    """d loss_i / d x_ic = g_i q_ic, q minus the weighted one-hot of the counted targets
+    (divided by the summed weights for the mean)."""
 
     reduced = False
 
-    def grad(self, F, g, q):
+    def grad(self, F, g, q):  # q holds -w (so other classes get +0, as PyTorch's)
         if not self.reduced:
             g = F.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
-        return (F.neg(F.mul(g, q)),)
+        return (F.mul(g, q),)
 
 
 def _one_hot(x: Tensor, safe: Tensor) -> Tensor:
@@ -113,11 +114,15 @@ def nll_loss(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Tensor, reduction: 
     if not (x._rg and _state.enabled):
         return loss
     node = _NLL_NODES[x.ndim > 2]()
-    q = _one_hot(x, safe) * w_elem.unsqueeze(1)
+    w = w_elem
     if reduction != "none":
         node.reduced = True
         if reduction == "mean":
-            q = q / total
+            w = w_elem / total
+    # only a counted target's own class: an ignored row is exactly 0 even when the mean's
+    # total weight is 0 (PyTorch), a counted weight-0 target 0/0 = NaN
+    hit = _one_hot(x, safe).to(_dt.bool_) & valid.unsqueeze(1)
+    q = where(hit, -w.unsqueeze(1), 0.0)
     return record(loss, node, (x,), (q,))
 
 
@@ -127,12 +132,16 @@ class CrossEntropyBackward0(Node):
 
     reduced = False
 
-    def grad(self, F, g, x, scale, q):
+    def grad(self, F, g, x, scale, q, valid):
         p = F.softmax(x, 1)
         scale = F.reshape(scale, scale.shape[:1] + (1,) + scale.shape[1:])
         if not self.reduced:
             g = F.reshape(g, g.shape[:1] + (1,) + g.shape[1:])
-        return (F.mul(g, F.sub(F.mul(scale, p), q)),)
+        gx = F.mul(g, F.sub(F.mul(scale, p), q))
+        # PyTorch: an ignored target's row gets exactly 0, even when the mean's 1/total
+        # weight is inf (every target ignored) and so the row is 0/0
+        valid = F.reshape(valid, valid.shape[:1] + (1,) + valid.shape[1:])
+        return (F.where(valid, gx, 0.0),)
 
 
 #: PyTorch's cross-entropy is ``nll_loss(log_softmax(x))``: its node is NllLossBackward0,
@@ -246,7 +255,7 @@ def cross_entropy_elementwise(x: Tensor, safe: Tensor, valid: Tensor, w_elem: Te
         node.reduced = True
         if reduction == "mean":
             scale, q = scale / total, q / total
-    return record(loss, node, (x,), (x, scale.detach(), q.detach()))
+    return record(loss, node, (x,), (x, scale.detach(), q.detach(), valid))
 
 
 # ====================================================================== reduced cross-entropy
@@ -277,7 +286,8 @@ def cross_entropy_reduced(x: Tensor, target: Tensor, valid, n_valid: int,
     total = k.neg(k.sum(picked, None, False))
     scale = 1.0
     if reduction == "mean":
-        scale = 1.0 / n_valid if n_valid else math.nan  # PyTorch: nothing counted gives NaN
+        # PyTorch: nothing counted gives a NaN loss, but a 0 gradient (every row ignored)
+        scale = 1.0 / n_valid if n_valid else 0.0
         total = k.div(total, float(n_valid)) if n_valid else k.mul(total, math.nan)
     r = _wrap(total, x.dtype, x.device, k)
     if x._rg and _state.enabled:

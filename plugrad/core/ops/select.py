@@ -102,13 +102,62 @@ def clamp(x, min=None, max=None):
     """Limit ``x`` to ``[min, max]``; ``min > max`` gives ``max`` everywhere."""
     if min is None and max is None:
         raise ValueError("clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if not all(b is None or isinstance(b, Tensor) for b in (min, max)):
+            raise TypeError(f"clamp() received an invalid combination of arguments - got "
+                            f"min={type(min).__name__}, max={type(max).__name__}: the bounds "
+                            f"are both Tensors (or None) or both numbers")
+        return _clamp_tensor(x, min, max)
     out = x
     if min is not None:
-        out = where(out < min, min, out) if isinstance(min, Tensor) else \
-            _clamp_scalar(out, min, lower=True)
+        out = _clamp_scalar(out, min, lower=True)
     if max is not None:
-        out = where(out > max, max, out) if isinstance(max, Tensor) else \
-            _clamp_scalar(out, max, lower=False)
+        out = _clamp_scalar(out, max, lower=False)
+    return out
+
+
+class ClampBackward0(Node):
+    """PyTorch's rule for tensor bounds: ``x`` gets ``g`` where ``min <= x <= max`` (not at
+    a NaN ``x``); ``min`` where ``x < min < max``; ``max`` where ``x > max`` or
+    ``max < min``. Where ``min == max`` neither bound gets it."""
+
+    def grad(self, F, g, x, lo, hi):
+        gx = glo = ghi = None
+        if self.next[0]:
+            keep = None
+            if lo is not None:
+                keep = F.ge(x, lo)
+            if hi is not None:
+                le = F.le(x, hi)
+                keep = le if keep is None else F.logical_and(keep, le)
+            gx = F.where(keep, g, 0.0)
+        if lo is not None and self.next[1]:
+            pick = F.lt(x, lo)
+            if hi is not None:
+                pick = F.logical_and(pick, F.lt(lo, hi))
+            glo = F.where(pick, g, 0.0)
+        if hi is not None and self.next[2]:
+            pick = F.gt(x, hi)
+            if lo is not None:
+                pick = F.logical_or(pick, F.lt(hi, lo))
+            ghi = F.where(pick, g, 0.0)
+        return gx, glo, ghi
+
+
+def _clamp_tensor(x, lo, hi):
+    """clamp with a Tensor bound: ``minimum(maximum(x, min), max)`` (NaN anywhere stays
+    NaN), one node with PyTorch's gradient."""
+    from plugrad.core.grad_mode import no_grad
+    with no_grad():
+        out = x
+        if lo is not None:
+            out = maximum(out, lo)
+        if hi is not None:
+            out = minimum(out, hi)
+    if recording(x, lo, hi):
+        node = ClampBackward0()
+        record(out, node, (x, lo, hi), (x, lo, hi))
+        node.meta = input_meta(out, (x, lo, hi))
     return out
 
 

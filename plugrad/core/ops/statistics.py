@@ -5,7 +5,8 @@ from __future__ import annotations
 import builtins
 import math
 
-from plugrad.core.autograd.node import OUTPUT, KeepsOutput
+from plugrad.core.autograd.grad_ops import expand_back
+from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops._dims import check_float, count, normalize_dims
@@ -28,6 +29,74 @@ def _correction(name, x, dim, unbiased, correction):
     return dim, correction
 
 
+#: dtype the moments are accumulated in (PyTorch's CPU accumulation type), where the
+#: backend has it: float32 data of 1e30 has a finite std
+_ACC = {"float16": "float32", "bfloat16": "float32", "float32": "float64"}
+
+
+class VarBackward0(Node):
+    """PyTorch's ``var_backward``: ``(2 / dof) g (x - mean)``, not a gradient through the
+    mean (whose sum is 0 in exact arithmetic, but ``inf - inf`` where squares overflow).
+    A full reduction with ``dof <= 0`` gives ``g * (nan where x == mean, else inf)``."""
+
+    def grad(self, F, g, x):
+        return (_var_grad(self, F, g, x),)
+
+
+class StdBackward0(KeepsOutput):
+    """PyTorch's ``std_backward``: ``g / (2 std)``, 0 where ``std == 0`` (constant inputs),
+    then :class:`VarBackward0`'s rule. The zero is masked before dividing, so the second
+    derivative has no ``0 * inf`` either."""
+
+    def grad(self, F, g, x, y):
+        zero = F.eq(y, 0.0)
+        gv = F.where(zero, 0.0, F.div(g, F.mul(F.where(zero, 1.0, y), 2.0)))
+        return (_var_grad(self, F, gv, x),)
+
+
+def _var_grad(node, F, g, x):
+    shape, axes, dof = node.shape, node.axes, node.dof
+    g = expand_back(F, g, shape, axes, node.keepdim)
+    n = count(shape, axes)
+    m = F.sum(x, axes, True)
+    if n != 1:
+        m = F.mul(m, 1.0 / n) if n else F.mul(m, math.nan)
+    if axes is None and dof <= 0:
+        inf = F.full(tuple(shape), math.inf, F.dtype_of(g), node.device_index)
+        return F.mul(g, F.where(F.eq(x, m), math.nan, inf))
+    return F.mul(F.mul(g, 2.0 / dof if dof else math.inf), F.sub(x, m))
+
+
+def _moments(name, x, dim, unbiased, keepdim, correction, root: bool):
+    """var (or std, ``root``) as one node; computed at the accumulation dtype."""
+    dim, corr = _correction(name, x, dim, unbiased, correction)
+    axes = normalize_dims(dim, x.ndim, name)
+    k = x._k
+    shape = tuple(x._data.shape)
+    acc = _ACC.get(x.dtype.name)
+    data = x._data
+    if acc is not None and acc in k.dtypes:
+        data = k.astype(data, acc)
+    n = count(shape, axes)
+    m = k.sum(data, axes, True)
+    m = k.div(m, float(n)) if n else k.mul(m, math.nan)
+    d = k.sub(data, m)
+    out = k.sum(k.mul(d, d), axes, keepdim)
+    dof = n - corr
+    out = k.div(out, float(dof)) if dof > 0 else k.div(out, 0.0)
+    if root:
+        out = k.sqrt(out)
+    if k.dtype_of(out) != x.dtype.name:
+        out = k.astype(out, x.dtype.name)
+    r = _wrap(out, x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        node = StdBackward0() if root else VarBackward0()
+        node.shape, node.axes, node.keepdim, node.dof = shape, axes, keepdim, dof
+        node.device_index = x.device.index
+        record(r, node, (x,), (x, OUTPUT) if root else (x,))
+    return r
+
+
 @op("var", method="var")
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with Bessel's correction by default (``correction=1``).
@@ -35,15 +104,13 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     Fewer elements than ``correction`` divide by zero: inf, or NaN for no spread, as in
     PyTorch.
     """
-    dim, corr = _correction("var", x, dim, unbiased, correction)
-    axes = normalize_dims(dim, x.ndim, "var")
-    d = x - mean(x, axes, keepdim=True)
-    return sum(d * d, axes, keepdim) / builtins.max(count(x.shape, axes) - corr, 0)
+    return _moments("var", x, dim, unbiased, keepdim, correction, False)
 
 
 @op("std", method="std")
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return var(x, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation; its gradient is 0 where it is 0 (PyTorch's convention)."""
+    return _moments("std", x, dim, unbiased, keepdim, correction, True)
 
 
 @op("var_mean")
@@ -68,7 +135,7 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
         x = x.to(dtype)
     check_float("norm", x, "Expected a floating point or complex tensor as input")
     axes = normalize_dims(dim, x.ndim, "norm")
-    if p in ("fro", 2, 2.0):
+    if p is None or p in ("fro", 2, 2.0):  # p=None: the 2-norm (PyTorch)
         return _safe_sqrt(sum(x * x, axes, keepdim))
     if isinstance(p, str):
         raise ValueError(f"norm(): p={p!r} is not supported (use a number, 'fro' or inf)")

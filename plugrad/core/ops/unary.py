@@ -108,10 +108,15 @@ _round = unary("round", grad=_zeros, saves="none", float_only=False, declare=Fal
 
 @op("sign", method="sign", inplace="sign_")
 def sign(x):
-    """-1, 0 or 1 by sign; a bool tensor is its own sign (no arithmetic on bool arrays)."""
+    """-1, 0 or 1 by sign, and 0 for NaN (PyTorch's); a bool tensor is its own sign (no
+    arithmetic on bool arrays)."""
     if isinstance(x, Tensor) and x.dtype is _dt.bool_:
         return x.clone()
-    return _sign(x)
+    r = _sign(x)
+    if x.dtype.is_floating_point:
+        k = r._k
+        r._data = k.where(k.isnan(r._data), 0.0, r._data)  # a fresh array: no alias
+    return r
 
 
 @op("floor", method="floor", inplace="floor_")
