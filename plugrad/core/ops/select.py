@@ -5,6 +5,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import input_meta, record, record_binary, recording
 from plugrad.core.errors import check_device, kernel_error
+from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._base import binary_operands
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
@@ -147,7 +148,6 @@ class ClampBackward0(Node):
 def _clamp_tensor(x, lo, hi):
     """clamp with a Tensor bound: ``minimum(maximum(x, min), max)`` (NaN anywhere stays
     NaN), one node with PyTorch's gradient."""
-    from plugrad.core.grad_mode import no_grad
     with no_grad():
         out = x
         if lo is not None:
