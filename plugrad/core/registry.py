@@ -68,8 +68,8 @@ class KernelTable:
                 self.sources[op] = plugin
             else:
                 fn = getattr(backend, op)
-                definer = next(c for c in type(backend).__mro__ if op in vars(c))
-                self.sources[op] = "composite" if definer is Backend else backend.name
+                own = getattr(type(backend), op) is not getattr(Backend, op)
+                self.sources[op] = backend.name if own else "composite"
             setattr(self, op, fn)
         self.dtype_of = backend.dtype_of
         #: ``backend.device_count()``, read once: device indices are checked against it
