@@ -63,8 +63,8 @@ def relu6(x, inplace: bool = False):
 
 
 def silu(x, inplace: bool = False):
-    _expect("silu", x)
-    return _inplace(x, _silu, inplace, "SiluBackward0")  # the core's op (one kernel each way)
+    # the core's op: one kernel each way, and its own dtype check
+    return _inplace(x, _silu, inplace, "SiluBackward0")
 
 
 def mish(x, inplace: bool = False):

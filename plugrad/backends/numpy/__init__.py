@@ -98,6 +98,7 @@ _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
+_MUL = _ieee_binary(np.multiply)
 _UPDATE_UFUNCS = {"add": _ieee_update(np.add), "sub": _ieee_update(np.subtract),
                   "mul": _ieee_update(np.multiply), "div": _ieee_update(np.divide)}
 
@@ -186,7 +187,7 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     logical_not = staticmethod(np.logical_not)
     add = staticmethod(_ieee_binary(np.add))
     sub = staticmethod(_ieee_binary(np.subtract))
-    mul = staticmethod(_ieee_binary(np.multiply))
+    mul = staticmethod(_MUL)
     eq = staticmethod(np.equal)
     ne = staticmethod(np.not_equal)
     lt = staticmethod(np.less)
@@ -206,7 +207,7 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         # inf/NaN (then it gives NaN, and the exact path reruns); zeros may come out as -0.0.
         if type(b) in (int, float) and b == 0 and type(a) is np.ndarray and a.size > 2048 \
                 and a.dtype.kind == "f" and cond.shape == a.shape:
-            out = _ieee_binary(np.multiply)(a, cond)
+            out = _MUL(a, cond)
             if not np.isnan(out).any():
                 return out
         if type(a) is float and getattr(b, "dtype", None) == _BF16:
