@@ -29,6 +29,7 @@ from plugrad.legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, 
                             DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                             ShortTensor)
 from plugrad import autograd, cuda  # noqa: E402
+import plugrad.linalg as linalg  # noqa: E402 - the submodule, not api's ops module of that name
 from plugrad.torch_alias import install_torch_alias, uninstall_torch_alias  # noqa: E402
 from plugrad.amp.autocast_mode import (autocast, get_autocast_dtype,  # noqa: E402
                                        is_autocast_available, is_autocast_enabled,

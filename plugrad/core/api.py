@@ -6,6 +6,7 @@ from plugrad.core.ops.inplace import copy_, fill_, zero_
 from plugrad.core.ops import (binary, compare, extrema, indexing, join, linalg,  # noqa: F401,E402
                               movement, reduction, select, shape, slicing, sorting,
                               statistics, subscript, unary)  # (importing them declares ops)
+from plugrad.core.ops import linalg_extra  # noqa: F401,E402
 from plugrad.core.ops.compare import allclose, equal  # noqa: E402,F401
 from plugrad.core.ops.declare import torch_namespace as _torch_namespace  # noqa: E402
 

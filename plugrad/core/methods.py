@@ -13,6 +13,7 @@ from plugrad.core.ops import (activation, binary, compare, conv, conversion, den
                               extrema, loss_ops, normalization, pooling,
                               indexing, inplace, join, linalg, movement, reduction, select,
                               shape, slicing, sorting, statistics, subscript, unary)
+from plugrad.core.ops import linalg_extra  # noqa: F401
 from plugrad.core.ops.declare import OPS
 from plugrad.core.tensor import Tensor
 

@@ -21,6 +21,7 @@ from plugrad.core import factories
 from plugrad.core.ops import (activation, binary, compare, conv, conversion, extrema, fused,
                               indexing,
                               join, linalg, movement, reduction, select, shape, slicing, unary)
+from plugrad.core.ops import linalg_decomp
 
 R, E, S, I, L = reduction, extrema, shape, indexing, linalg
 J, M = join, movement
@@ -198,6 +199,8 @@ class TensorOps:
     @staticmethod
     def matmul(a, b):
         return L.matmul(a, b)
+
+    linalg_solve = staticmethod(linalg_decomp.solve_batched)
 
     # ------------------------------------------------------------------ fused
     @staticmethod

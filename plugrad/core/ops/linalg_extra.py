@@ -1,0 +1,270 @@
+"""``plugrad.linalg`` built from other ops: the norms, ``matrix_power``, ``multi_dot``,
+``cross``, ``vecdot``, ``eigvalsh``, and PyTorch's top-level spellings (``torch.det``,
+``torch.inverse``, ``torch.svd`` with its own convention, ...) with their Tensor methods.
+
+Each is an exact composition of differentiable ops (the factorisations of
+:mod:`plugrad.core.ops.linalg_decomp` among them), so gradients need no rule of their own.
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+from plugrad.core import factories
+from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name
+from plugrad.core.ops import linalg_decomp as D
+from plugrad.core.ops.declare import op
+from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.statistics import norm as _pnorm
+from plugrad.core.tensor import Tensor, _wrap_dim
+
+svd_result = namedtuple("svd", ["U", "S", "V"])
+qr_result = namedtuple("qr", ["Q", "R"])
+
+
+def _check_float(name, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise DTypeError(f"{name}: Expected a floating point or complex tensor as input. "
+                         f"Got {c_dtype_name(x.dtype)}")
+
+
+# ---------------------------------------------------------------------- norms
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """``sum(|x|^ord)^(1/ord)`` over ``dim`` (all dims when None); ``ord`` inf, -inf, 0 too."""
+    _check_float("linalg.vector_norm", x)
+    if isinstance(ord, str):
+        raise RuntimeError(f"linalg.vector_norm: Expected a numeric ord, got {ord!r}")
+    if dtype is not None:
+        x = x.to(dtype)
+    if isinstance(dim, int):
+        dim = (dim,)
+    return _pnorm(x, float(ord), dim, keepdim)
+
+
+def _matrix_dims(name, A, dim):
+    if A.ndim < 2:
+        raise ShapeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if not isinstance(dim, (tuple, list)) or len(dim) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {dim}")
+    d0, d1 = (_wrap_dim(d, A.ndim, name) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Frobenius, nuclear, spectral (2, -2) and induced 1 / inf norms (and their -1 / -inf
+    minima) of the matrices spanning ``dim``."""
+    name = "linalg.matrix_norm"
+    _check_float(name, A)
+    d0, d1 = _matrix_dims(name, A, dim)
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return _pnorm(A, 2.0, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        moved = A.movedim((d0, d1), (-2, -1))
+        s = D.svdvals(moved)
+        r = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                r = r.unsqueeze(d)
+        return r
+    if ord in (1, -1, math.inf, -math.inf):
+        inner, outer = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(inner, keepdim=True)
+        r = sums.amax(outer, keepdim=True) if ord > 0 else sums.amin(outer, keepdim=True)
+        return r if keepdim else r.squeeze((d0, d1))
+    raise RuntimeError(f"{name}: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm over one dim (or all), a matrix norm over two (PyTorch's dispatch)."""
+    _check_float("linalg.norm", A)
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        if len(dims) == 2:
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
+                           f"Got {list(dims)}")
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    if A.ndim == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
+                       f"1D or 2D. Got {A.ndim}D.")
+
+
+# ---------------------------------------------------------------------- products
+def matrix_power(A, n):
+    """``A^n`` by repeated squaring; ``n == 0`` the identity, ``n < 0`` powers of ``inv(A)``."""
+    name = "linalg.matrix_power"
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"{name}(): argument 'n' must be int, not {type(n).__name__}")
+    if A.ndim < 2:
+        raise ShapeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise ShapeError(f"{name}: A must be batches of square matrices, but they are "
+                         f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if n == 0:
+        eye = factories.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        return eye.expand(*A.shape).clone()
+    if n < 0:
+        A, n = D.inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+def _chain_order(dims):
+    """Split points of the cheapest product of matrices ``dims[i] x dims[i+1]``."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+    return split
+
+
+def multi_dot(tensors):
+    """The product of a chain of matrices in its cheapest order (PyTorch's rules: the first
+    may be a row vector, the last a column vector, the others 2-D)."""
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first_vec, last_vec = tensors[0].ndim == 1, tensors[-1].ndim == 1
+    for i, t in enumerate(tensors):
+        want = (1, 2) if i in (0, len(tensors) - 1) else (2,)
+        if t.ndim not in want:
+            kind = "1D or 2D" if len(want) == 2 else "2D"
+            raise RuntimeError(f"multi_dot(): {'the first' if i == 0 else 'the last' if i == len(tensors) - 1 else f'tensor {i}'}"
+                               f" tensor must be {kind} but got {t.ndim}D")
+        if t.dtype is not tensors[0].dtype:
+            raise DTypeError(f"multi_dot(): all tensors must have be the same dtype but "
+                             f"tensor 0 is {tensors[0].dtype} and tensor {i} {t.dtype}")
+    mats = list(tensors)
+    if first_vec:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_vec:
+        mats[-1] = mats[-1].unsqueeze(-1)
+    for i in range(len(mats) - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise ShapeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                             f"{tuple(mats[i].shape)} and {tuple(mats[i + 1].shape)} cannot "
+                             f"be multiplied")
+    split = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        s = split[i][j]
+        return matmul(product(i, s), product(s + 1, j))
+    out = product(0, len(mats) - 1)
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def cross(input, other, *, dim=-1):
+    """The 3-vector cross product along ``dim``, batch dims broadcast."""
+    name = "linalg.cross"
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    d = _wrap_dim(dim, input.ndim, name)
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    shape = broadcast_shapes(name, tuple(input.shape), tuple(other.shape))
+    a, b = input.expand(*shape), other.expand(*shape)
+    a0, a1, a2 = (a.narrow(d, i, 1) for i in range(3))
+    b0, b1, b2 = (b.narrow(d, i, 1) for i in range(3))
+    from plugrad.core.ops.join import cat
+    return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+
+
+def vecdot(x, y, *, dim=-1):
+    """``sum(x * y, dim)`` (real tensors: no conjugation), batch dims broadcast."""
+    return (x * y).sum(dim)
+
+
+def eigvalsh(A, UPLO="L"):
+    return D.eigh(A, UPLO).eigenvalues
+
+
+# ---------------------------------------------------------------------- torch.* spellings
+@op("det", method="det")
+def det(A):
+    return D.det(A)
+
+
+@op("slogdet", method="slogdet")
+def slogdet(A):
+    return D.slogdet(A)
+
+
+@op("logdet", method="logdet")
+def logdet(A):
+    """``log(det(A))``: NaN for a negative determinant, ``-inf`` for a singular matrix."""
+    sign, logabs = D.slogdet(A)
+    return logabs.where(sign >= 0, factories.full((), math.nan, dtype=A.dtype,
+                                                  device=A.device))
+
+
+@op("inverse", method="inverse")
+def inverse(A):
+    return D.inv(A)
+
+
+@op("cholesky", method="cholesky")
+def cholesky(A, upper=False):
+    return D.cholesky(A, upper=upper)
+
+
+@op("qr", method="qr")
+def qr(A, some=True):
+    Q, R = D.qr(A, "reduced" if some else "complete")
+    return qr_result(Q, R)
+
+
+@op("svd", method="svd")
+def svd(A, some=True, compute_uv=True):
+    """PyTorch's older SVD: ``(U, S, V)`` with ``V`` (not ``V^H``), reduced when ``some``;
+    without ``compute_uv``, ``U`` and ``V`` are zero-filled ``(m, m)`` and ``(n, n)``."""
+    if not compute_uv:
+        S = D.svdvals(A)
+        m, n = A.shape[-2:]
+        z = lambda k: factories.zeros(*A.shape[:-2], k, k, dtype=A.dtype, device=A.device)
+        return svd_result(z(m), S, z(n))
+    U, S, Vh = D.svd(A, full_matrices=not some)
+    return svd_result(U, S, Vh.mT)
+
+
+@op("pinverse", method="pinverse")
+def pinverse(A, rcond=1e-15):
+    return D.pinv(A, rtol=rcond)
+
+
+@op("matrix_power", method="matrix_power")
+def matrix_power_(A, n):
+    return matrix_power(A, n)
