@@ -5,7 +5,7 @@ reference backend's plain Python); on a backend without one, the op raises
 :class:`NotImplementedError` naming the op and the backend. A matrix the factorisation
 cannot handle raises :class:`LinAlgError`, a RuntimeError, as in PyTorch.
 """
-from plugrad.core.ops.linalg import matmul
+from plugrad.core.api import matmul  # plugrad.matmul itself (with out=)
 from plugrad.core.ops.linalg_decomp import (LinAlgError, cholesky, det, eigh, inv, pinv, qr,
                                             slogdet, solve, svd, svdvals)
 from plugrad.core.ops.linalg_extra import (cross, eigvalsh, matrix_norm, matrix_power,

@@ -1505,6 +1505,7 @@ _add(
 
 # ====================================================================== nn.functional
 from plugrad.testing._opdb_nn import NOT_OPS_NN  # noqa: E402 - its entries need the above
+from plugrad.testing import _opdb_linalg  # noqa: E402,F401 - plugrad.linalg's entries
 
 NOT_OPS.update(NOT_OPS_NN)
 

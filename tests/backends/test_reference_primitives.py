@@ -510,6 +510,8 @@ def test_random_default_seed_is_zero():
 
 # ====================================================================== optional kernels
 OPTIONAL = {}
+#: the optional kernels with a composite (the linalg ones have none: test_reference_linalg.py)
+WITH_COMPOSITE = tuple(k for k in optional_kernels() if not k.startswith("linalg_"))
 
 
 def optional(fn):
@@ -523,10 +525,10 @@ def floats_with_edges(dtype, shape=(30,)):
 
 
 def test_every_optional_kernel_is_tested():
-    assert set(OPTIONAL) == set(optional_kernels())
+    assert set(OPTIONAL) == set(WITH_COMPOSITE)
 
 
-@pytest.mark.parametrize("name", optional_kernels())
+@pytest.mark.parametrize("name", WITH_COMPOSITE)
 def test_optional_kernel(name):
     OPTIONAL[name]()
 
@@ -1122,7 +1124,7 @@ for _name in optional_kernels():
 C = CompositeBackend()
 
 
-@pytest.mark.parametrize("name", optional_kernels())
+@pytest.mark.parametrize("name", WITH_COMPOSITE)
 def test_optional_kernel_composite(name, monkeypatch):
     """Every ``case_<kernel>`` above again, on the composite instead of the reference's own
     kernel (the required primitives, and so ``ref``/``check``, are the same)."""

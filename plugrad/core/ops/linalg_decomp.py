@@ -17,7 +17,7 @@ from plugrad.core import factories
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name, shape_str
-from plugrad.core.grad_mode import _state
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.tensor import Tensor, _wrap
 
 
@@ -447,7 +447,6 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     if rtol is None:
         rtol = 0.0 if (atol is not None and _positive(atol)) else eps * max(m, n)
     atol = 0.0 if atol is None else atol
-    from plugrad.core.grad_mode import no_grad
     with no_grad():
         if hermitian:
             w, V = eigh(A)

@@ -14,6 +14,7 @@ from plugrad.core import factories
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name
 from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops.declare import op
+from plugrad.core.ops.join import cat
 from plugrad.core.ops.linalg import matmul
 from plugrad.core.ops.statistics import norm as _pnorm
 from plugrad.core.tensor import Tensor, _wrap_dim
@@ -189,6 +190,8 @@ def multi_dot(tensors):
 def cross(input, other, *, dim=-1):
     """The 3-vector cross product along ``dim``, batch dims broadcast."""
     name = "linalg.cross"
+    if input.dtype.name == "bool" or other.dtype.name == "bool":
+        raise DTypeError(f"{name}: \"cross\" not implemented for 'Bool'")
     if input.ndim != other.ndim:
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
     d = _wrap_dim(dim, input.ndim, name)
@@ -199,12 +202,12 @@ def cross(input, other, *, dim=-1):
     a, b = input.expand(*shape), other.expand(*shape)
     a0, a1, a2 = (a.narrow(d, i, 1) for i in range(3))
     b0, b1, b2 = (b.narrow(d, i, 1) for i in range(3))
-    from plugrad.core.ops.join import cat
     return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
 
 
 def vecdot(x, y, *, dim=-1):
     """``sum(x * y, dim)`` (real tensors: no conjugation), batch dims broadcast."""
+    _check_float("linalg.vecdot", x)
     return (x * y).sum(dim)
 
 
