@@ -10,6 +10,7 @@ from plugrad.core import factories, random, storage
 from plugrad.core.autograd import tensor_api
 from plugrad.core.ops import tensor_ops  # noqa: F401 - binds the engine's Tensor ops
 from plugrad.core.ops import (activation, binary, compare, conv, conversion, dense,  # noqa: F401
+                              distance,
                               extrema, loss_ops, normalization, pooling,
                               indexing, inplace, join, linalg, movement, reduction, select,
                               shape, slicing, sorting, statistics, subscript, unary)

@@ -19,6 +19,14 @@ from plugrad.core.ops.window import window_geometry as _window_geometry
 from plugrad.nn._dtypes import expect_dtype as _expect
 from plugrad.nn.functional_losses import *  # noqa: F401,F403 - the loss functions
 from plugrad.nn.functional_losses import __all__ as _losses_all
+from plugrad.nn.functional_activations import *  # noqa: F401,F403 - selu, hardswish, ...
+from plugrad.nn.functional_activations import __all__ as _activations_all
+from plugrad.nn.functional_layers import *  # noqa: F401,F403 - channel dropout, embedding_bag
+from plugrad.nn.functional_layers import __all__ as _layers_all
+from plugrad.nn.functional_margin_losses import *  # noqa: F401,F403 - margin losses
+from plugrad.nn.functional_margin_losses import __all__ as _margin_all
+from plugrad.nn.functional_norms import *  # noqa: F401,F403 - group/instance/rms norms
+from plugrad.nn.functional_norms import __all__ as _norms_all
 
 # The core's ops declared with an ``nn.functional`` spelling (linear, conv, pooling, norms,
 # gelu, ...): one declaration each, beside its forward (plugrad/core/ops/declare.py).
@@ -30,6 +38,7 @@ __all__ = sorted(_functional_namespace()) + ["bilinear", "unfold", "fold", "batc
            "softmax", "log_softmax", "softplus", "pad", "one_hot", "normalize",
            "scaled_dot_product_attention", "elu", "hardtanh", "relu6", "mish", "softsign",
            "glu", "logsigmoid", "causal_mask", "multi_head_attention_forward"] + list(_losses_all)
+__all__ += list(_activations_all) + list(_layers_all) + list(_margin_all) + list(_norms_all)
 
 
 # ====================================================================== activations

@@ -102,3 +102,9 @@ class KLDivLoss(_Loss):
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+from plugrad.nn.losses_margin import *  # noqa: E402,F401,F403 - margin and embedding losses
+from plugrad.nn.losses_margin import __all__ as _margin_all  # noqa: E402
+
+__all__ += list(_margin_all)

@@ -1508,6 +1508,9 @@ from plugrad.testing._opdb_nn import NOT_OPS_NN  # noqa: E402 - its entries need
 from plugrad.testing import _opdb_linalg  # noqa: E402,F401 - plugrad.linalg's entries
 
 NOT_OPS.update(NOT_OPS_NN)
+from plugrad.testing._opdb_layers import NOT_OPS_LAYERS  # noqa: E402 - issue 15's layers
+
+NOT_OPS.update(NOT_OPS_LAYERS)
 
 
 # ====================================================================== lookup, coverage

@@ -245,7 +245,8 @@ def test_repr_matches_pytorch_format():
     assert repr(nn.Conv2d(1, 2, 3, stride=2, padding=1, bias=False)) == (
         "Conv2d(1, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), bias=False)")
     assert repr(nn.BatchNorm2d(4)) == (
-        "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)")
+        "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=True)")
     assert repr(nn.LayerNorm(5)) == "LayerNorm((5,), eps=1e-05, elementwise_affine=True)"
     assert repr(nn.GELU("tanh")) == "GELU(approximate='tanh')"
     assert repr(nn.Embedding(10, 3, padding_idx=0)) == "Embedding(10, 3, padding_idx=0)"

@@ -24,3 +24,22 @@ __all__ = ["Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", 
            "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
            "TransformerDecoder", "Transformer", "RNNBase", "RNN", "LSTM", "GRU",
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+# issue 15 (nn layers): more activations, norms, channel dropout, bags, distances
+from plugrad.nn.modules.activation import (CELU, GLU, PReLU, RReLU, SELU, Hardshrink,  # noqa: E402
+                                           Hardsigmoid, Hardswish, Hardtanh, LogSigmoid,
+                                           Softmax2d, Softmin, Softshrink, Softsign,
+                                           Tanhshrink, Threshold)
+from plugrad.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from plugrad.nn.modules.misc import (AlphaDropout, Dropout1d, Dropout2d, Dropout3d,  # noqa: E402
+                                     EmbeddingBag, FeatureAlphaDropout)
+from plugrad.nn.modules.normalization import (GroupNorm, InstanceNorm1d,  # noqa: E402
+                                              InstanceNorm2d, InstanceNorm3d,
+                                              LocalResponseNorm, RMSNorm)
+
+__all__ += ["CELU", "GLU", "PReLU", "RReLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish",
+            "Hardtanh", "LogSigmoid", "Softmax2d", "Softmin", "Softshrink", "Softsign",
+            "Tanhshrink", "Threshold", "CosineSimilarity", "PairwiseDistance", "AlphaDropout",
+            "Dropout1d", "Dropout2d", "Dropout3d", "EmbeddingBag", "FeatureAlphaDropout",
+            "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+            "LocalResponseNorm", "RMSNorm"]

@@ -1,6 +1,8 @@
-"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d`` (running statistics) and
-``LayerNorm``."""
+"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d`` (running statistics),
+``LayerNorm``, ``InstanceNorm1d/2d/3d``, ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm``."""
 from __future__ import annotations
+
+import warnings
 
 import plugrad
 from plugrad.nn import functional as F
@@ -16,14 +18,17 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias: bool = True):
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(plugrad.ones(num_features, **factory))
-            self.bias = Parameter(plugrad.zeros(num_features, **factory))
+            if bias:
+                self.bias = Parameter(plugrad.zeros(num_features, **factory))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -47,7 +52,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, x):
         if x.dim() not in self._dims:
@@ -67,7 +73,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -115,3 +122,132 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class _InstanceNorm(_BatchNorm):
+    """Per-sample, per-channel statistics; running estimates only with
+    ``track_running_stats`` (off by default, as ``affine``)."""
+
+    _no_batch_dim = 0
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None, *, bias: bool = True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def forward(self, x):
+        if x.dim() not in self._dims:
+            raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input "
+                             f"(got {x.dim()}D input)")
+        feature_dim = x.dim() - self._no_batch_dim
+        if x.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{x.shape[feature_dim]}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
+                          f"You can silence this warning by not passing in num_features, "
+                          f"which is not used because affine=False", stacklevel=2)
+        unbatched = x.dim() == self._no_batch_dim
+        y = F.instance_norm(x.unsqueeze(0) if unbatched else x, self.running_mean,
+                            self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            self.momentum if self.momentum is not None else 0.0, self.eps)
+        return y.squeeze(0) if unbatched else y
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Over (N, C, L) or unbatched (C, L) inputs."""
+
+    _dims, _no_batch_dim = (2, 3), 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Over (N, C, H, W) or unbatched (C, H, W) inputs."""
+
+    _dims, _no_batch_dim = (3, 4), 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Over (N, C, D, H, W) or unbatched (C, D, H, W) inputs."""
+
+    _dims, _no_batch_dim = (4, 5), 4
+
+
+class GroupNorm(Module):
+    """Normalises groups of channels of each sample; a per-channel affine map."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device=None, dtype=None, *, bias: bool = True):
+        super().__init__()
+        if num_channels % num_groups != 0:
+            raise ValueError("num_channels must be divisible by num_groups")
+        factory = {"device": device, "dtype": dtype}
+        self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
+                                                                     eps, affine)
+        if affine:
+            self.weight = Parameter(plugrad.ones(num_channels, **factory))
+            if bias:
+                self.bias = Parameter(plugrad.zeros(num_channels, **factory))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self) -> None:
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, x):
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Scales the trailing ``normalized_shape`` dims by their root mean square
+    (``eps=None``: the dtype's machine epsilon)."""
+
+    def __init__(self, normalized_shape, eps: float | None = None,
+                 elementwise_affine: bool = True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(plugrad.ones(*self.normalized_shape, device=device,
+                                                 dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """Normalises each channel by the energy of its ``size`` neighbouring channels."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, x):
+        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

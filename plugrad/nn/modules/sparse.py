@@ -1,4 +1,4 @@
-"""``torch.nn.modules.sparse`` at PyTorch's path (``Embedding`` lives in ``misc``)."""
-from plugrad.nn.modules.misc import Embedding
+"""``torch.nn.modules.sparse`` at PyTorch's path (the layers live in ``misc``)."""
+from plugrad.nn.modules.misc import Embedding, EmbeddingBag
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
