@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 
+from plugrad.core import aliasing
 from plugrad.core.grad_mode import _state
 from plugrad.core.tensor import Tensor
 
@@ -72,6 +73,8 @@ def write_out(op: str, out, result: Tensor, exact: bool = False, warn: bool = Tr
         # a new array of the result's shape, never the result's own (it may be an input's)
         out._data = k.copy(data) if data is result._data else data
     out._vc[0] += 1
+    if out._root is not None or out._views:
+        aliasing.written(out)
     return out
 
 

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core import grad_mode, naming, printing
+from plugrad.core import aliasing, grad_mode, naming, printing
 from plugrad.core.device import Device, get_default_device, is_host
 from plugrad.core.registry import get_registry
 
@@ -52,6 +52,15 @@ class Tensor:
                  "_output_nr", "_accum", "_hooks", "_retains_grad", "__dict__", "__weakref__")
 
     __array_priority__ = 1000  # NumPy defers `ndarray op Tensor` to us
+
+    # Storage sharing (plugrad.core.aliasing): set in a view's ``__dict__`` only, so a tensor
+    # that owns its elements pays nothing for them.
+    _root = None  # the tensor owning the elements a view shows
+    _steps = ()  # how the view's array is taken from the root's
+    _ad_base = None  # the tensor whose history an in-place op on the view rewrites
+    _ad_steps = ()
+    _grad_view = True  # made while grad mode was on (PyTorch refuses in-place otherwise)
+    _views = None  # on a root: weak references to its views
 
     # ------------------------------------------------------------------ basics
     @property
@@ -243,9 +252,35 @@ class Tensor:
         return out
 
     def detach(self) -> Tensor:
-        return self._alias()
+        out = self._alias()
+        aliasing.link(out, self, None, alias=True)
+        return out
+
+    @property
+    def _base(self):
+        """The tensor this one is a (differentiable) view of, as PyTorch's ``_base``."""
+        base = self._ad_base
+        return base if self._root is not None and base is not self else None
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        """Whether the elements lie in row-major order in their storage (PyTorch's rule:
+        size-1 dimensions don't count)."""
+        return aliasing.is_contiguous(self)
+
+    def stride(self, dim: int | None = None):
+        """The strides PyTorch would give this tensor, in elements of its storage."""
+        strides = aliasing.geometry(self)[1]
+        return strides if dim is None else strides[_wrap_dim(dim, len(strides), "stride")]
+
+    def storage_offset(self) -> int:
+        return aliasing.geometry(self)[2]
 
     def detach_(self) -> Tensor:
+        if self._base is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self.grad_fn = None
         self._rg = False
         return self
@@ -254,12 +289,18 @@ class Tensor:
     def data(self) -> Tensor:
         """The same array outside autograd, with its own version counter (as in PyTorch,
         ``p.data.add_()`` does not invalidate graphs that saved ``p``)."""
-        return _wrap(self._data, self.dtype, self.device, self._k)
+        out = _wrap(self._data, self.dtype, self.device, self._k)
+        aliasing.link(out, self, None, alias=True)
+        return out
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        """This tensor takes ``value``'s array; its former views keep the old elements.
+        (PyTorch's tensors would then share storage; ``p.data = p.data - lr * p.grad``, the
+        common use, cannot tell, and a root of its own keeps ``p``'s updates cheap.)"""
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        aliasing.unlink(self)
         self._data = value._data
         self.dtype = value.dtype
         self.device = value.device
@@ -270,6 +311,8 @@ class Tensor:
         so aliases (``.data``, ``detach()``, views) see it; bump the version counter."""
         self._data = self._k.assign(self._data, (), new_data)
         self._vc[0] += 1
+        if self._root is not None or self._views:
+            aliasing.written(self)
         return self
 
     def __dlpack__(self, *, stream=None, **kwargs):
@@ -305,12 +348,14 @@ class Tensor:
         if self._grad is not None:
             out._grad = self._grad.__deepcopy__(memo)
         for key, value in getattr(self, "__dict__", {}).items():
-            setattr(out, key, copy.deepcopy(value, memo))
+            if key not in _ALIASING:  # the copy owns its elements
+                setattr(out, key, copy.deepcopy(value, memo))
         memo[id(self)] = out
         return out
 
 
 _new = object.__new__
+_ALIASING = frozenset({"_root", "_steps", "_ad_base", "_ad_steps", "_grad_view", "_views"})
 
 
 def _adopt(t, src) -> None:

@@ -415,7 +415,8 @@ def _accumulate_tensor(var, g, stored: set) -> None:
         var._grad = var._grad + g
         return
     data = g._data
-    shared = id(data) in stored or getattr(data, "base", None) is not None
+    shared = id(data) in stored or getattr(data, "base", None) is not None or \
+        g._root is not None
     grad = g.clone() if shared else g  # a later in-place op on .grad must not leak
     stored.add(id(grad._data))
     var._grad = grad if grad.dtype is var.dtype else grad.to(var.dtype)

@@ -1,18 +1,21 @@
 """In-place ops (``x.add_(y)``, ``x += y``, ``x[i] = v``, ``zero_``, ``copy_``).
 
-Outside the graph they write into the tensor's own array, so aliases (``.data``,
-``detach()``, NumPy views) see the change. When the graph is being recorded, the op is
-computed out of place on a snapshot of the tensor, which then takes the result and its
-history; the version counter makes any stale saved use of the old values an error.
+Outside the graph they write into the tensor's own array and from there into its storage,
+so aliases (``.data``, ``detach()``, views) see the change on every backend. When the graph
+is being recorded, the op is computed out of place on a snapshot of the tensor, which then
+takes the result and its history (a view's base too: :mod:`plugrad.core.ops.views`); the
+version counter makes any stale saved use of the old values an error.
 """
 from __future__ import annotations
 
+from plugrad.core import aliasing
 from plugrad.core import dtypes as _dt
-from plugrad.core.autograd.node import AccumulateGrad
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, shape_str
 from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state, no_grad
+from plugrad.core.ops import views
 from plugrad.core.ops.select import where
+from plugrad.core.ops.views import snapshot, take_history
 from plugrad.core.random import rand, randint, randn
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -23,34 +26,26 @@ _RESHAPING = frozenset({"t_", "transpose_", "squeeze_", "unsqueeze_"})
 
 def _check_leaf(op, x):
     """Refuse, while grad mode is on, an in-place op on a leaf that requires grad or on a
-    view of one (its gradient would silently be wrong)."""
+    view of one (its gradient would silently be wrong), and on a view made in no_grad mode
+    of a tensor that requires grad (which history should it rewrite?)."""
     if not _state.enabled:
         return
-    node = x.grad_fn
-    if node is None:
-        if x._rg:
-            raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
-                               f"in-place operation.")
+    if x.grad_fn is None and x._rg:
+        raise RuntimeError(f"{op}: a leaf Variable that requires grad is being used in an "
+                           f"in-place operation.")
+    base = x._ad_base
+    if x._root is None or base is x or not base._rg:
         return
-    # A view of a leaf: follow the chain of view nodes (their outputs share the input's
-    # version counter) down to the leaf's AccumulateGrad.
-    while node._is_view and node.next and node.next[0] is not None:
-        node = node.next[0][0]
-    if type(node) is AccumulateGrad and node.version_counter is x._vc:
+    if not x._grad_view:
+        raise RuntimeError(f"{op}: A view was created in no_grad mode and is being modified "
+                           f"inplace with grad mode enabled. Given that this use case is "
+                           f"ambiguous and error-prone, it is forbidden. You can clarify your "
+                           f"code by moving both the view and the inplace either both inside "
+                           f"the no_grad block (if you don't want the inplace to be tracked) "
+                           f"or both outside (if you want the inplace to be tracked).")
+    if base.grad_fn is None:
         raise RuntimeError(f"{op}: a view of a leaf Variable that requires grad is being used "
                            f"in an in-place operation.")
-
-
-def _snapshot(x):
-    """``x`` as it is now, in the graph where ``x`` is, with its own version counter, so that
-    ops in ``compute`` may save it even though ``x`` itself is about to change."""
-    s = _wrap(x._data, x.dtype, x.device, x._k)
-    s.grad_fn = x.grad_fn
-    s._output_nr = x._output_nr
-    s._rg = x._rg
-    if x.grad_fn is None and x._rg:
-        s._accum = x._accum
-    return s
 
 
 def _castable(src, dst) -> bool:
@@ -58,12 +53,15 @@ def _castable(src, dst) -> bool:
 
 
 def apply_inplace(op, x, compute, *, same_shape=True):
-    """Run ``compute(x_like)`` and make ``x`` hold its result."""
+    """Run ``compute(x_like)`` and make ``x`` hold its result (through to its storage)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
     _check_leaf(op, x)
+    shared = x._root is not None or x._views
+    if shared and x._root is not None:
+        aliasing.check_writable(op, x)
     recording = _state.enabled
-    result = compute(_snapshot(x) if recording else x)
+    result = compute(snapshot(x) if recording else x)
     if same_shape and tuple(result._data.shape) != tuple(x._data.shape):
         raise ShapeError(f"{op}: output with shape {shape_str(x.shape)} doesn't match the "
                          f"broadcast shape {shape_str(result.shape)}")
@@ -75,26 +73,35 @@ def apply_inplace(op, x, compute, *, same_shape=True):
     if result.device is not x.device:
         raise RuntimeError(f"{op}: result is on {result.device}, the tensor on {x.device}")
     x._vc[0] += 1
-    if recording and result._rg:
-        x._data = result._data
-        x.grad_fn = result.grad_fn
-        x._output_nr = result._output_nr
-        x._rg = True
-        _watch_as_output(x, result)
-    elif same_shape:
-        x._data = x._k.assign(x._data, (), result._data)
+    if not same_shape:
+        _relayout(x, result, recording and result._rg)
+    elif recording and result._rg:
+        if shared:
+            views.commit(x, result)
+        else:
+            x._data = result._data
+            take_history(x, result)
     else:
-        x._data = result._data
+        x._data = x._k.assign(x._data, (), result._data)
+        if shared:
+            aliasing.written(x)
     return x
 
 
-def _watch_as_output(x, result):
-    """``result`` is ``x`` from now on: if its node kept it for backward (``exp_``,
-    ``sigmoid_``, ...), the node checks ``x``'s version counter instead, so a later in-place
-    write to ``x`` is caught as PyTorch catches it."""
-    node = result.grad_fn
-    if getattr(node, "out_vc", None) is result._vc:
-        node.out_vc, node.out_version = x._vc, x._vc[0]
+def _relayout(x, result, in_graph):
+    """``t_``, ``squeeze_``, ...: ``x`` shows its elements in a new layout. Where they are
+    shared, ``x`` becomes a view of its former storage along the op's steps."""
+    if x._root is not None or x._views:
+        op_steps = result._steps
+        if result._root is not None and result._root is x._root:
+            op_steps = op_steps[len(x._steps):]
+        if x._root is None:
+            aliasing.relink(x, aliasing.orphan_views_of(x), op_steps, ())
+        else:
+            aliasing.relink(x, x._root, x._steps + op_steps, x._ad_steps + op_steps)
+    x._data = result._data
+    if in_graph:
+        take_history(x, result)
 
 
 def _binary_inplace(name, fn):
@@ -125,8 +132,13 @@ def _fast_update(x, kernel, other, alpha):
         value = float(other) * alpha
     else:
         return None
+    if x._root is not None:
+        _check_leaf(f"{kernel}_", x)
+        aliasing.check_writable(f"{kernel}_", x)
     x._data = x._k.update_(kernel, x._data, value)
     x._vc[0] += 1
+    if x._root is not None or x._views:
+        aliasing.written(x)
     return x
 
 
@@ -171,8 +183,12 @@ def _overwrite(op, x, value):
         return apply_inplace(op, x, lambda s: _replace(s, v))
     data = value if not is_tensor else (
         value._data if tuple(value.shape) == tuple(x.shape) else value.expand(x.shape)._data)
+    if x._root is not None:
+        aliasing.check_writable(op, x)
     x._data = x._k.assign(x._data, (), data)
     x._vc[0] += 1
+    if x._root is not None or x._views:
+        aliasing.written(x)
     return x
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 
+from plugrad.core.aliasing import Slice
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import any_recording, record
 from plugrad.core.dtypes import result_type_of
@@ -141,7 +142,7 @@ def narrow(x, dim, start, length):
     if x._rg and _state.enabled:
         node = NarrowBackward0()
         node.shape, node.axis, node.start = x._data.shape, axis, start
-    return view_of(x, x._k.slice(x._data, key), node)
+    return view_of(x, x._k.slice(x._data, key), node, Slice(key))
 
 
 # ---------------------------------------------------------------------- split family
@@ -170,7 +171,7 @@ def _pieces(x, axis, sizes):
     for s in sizes:
         key = tuple(slice(start, start + s, 1) if i == axis else slice(0, n, 1)
                     for i, n in enumerate(shape))
-        outs.append(view_of(x, k.slice(data, key)))
+        outs.append(view_of(x, k.slice(data, key), None, Slice(key)))
         start += s
     if outs and x._rg and _state.enabled:
         node = SplitBackward0()

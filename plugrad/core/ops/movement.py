@@ -11,7 +11,7 @@ from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat, narrow
 from plugrad.core.ops.select import where
-from plugrad.core.ops.shape import CloneBackward0, _sizes, flatten, reshape, view_of
+from plugrad.core.ops.shape import _sizes, clone, flatten, reshape
 from plugrad.core.tensor import _wrap, _wrap_dim
 
 
@@ -26,7 +26,7 @@ def flip(x, *dims):
     dims = _sizes(dims) if dims else ()
     axes = tuple(sorted({_wrap_dim(d, x.ndim, "flip") for d in dims}))
     if not axes or x.ndim == 0:
-        return view_of(x, x._data, CloneBackward0() if x._rg and _state.enabled else None)
+        return clone(x)  # PyTorch's flip copies even when no dimension is flipped
     r = _wrap(x._k.flip(x._data, axes), x.dtype, x.device, x._k)
     if x._rg and _state.enabled:
         node = FlipBackward0()

@@ -1,10 +1,14 @@
 """Reshaping views: reshape/view, flatten, squeeze, permute/transpose, expand, repeat, clone.
 
-Outputs may share memory with their input (as NumPy views do), so they share the input's
-version counter: an in-place change through either is seen by autograd's checks.
+Outputs are views: they share their input's storage and version counter (the core keeps
+how each was taken, :mod:`plugrad.core.aliasing`), so a write through either is seen by
+both, on every backend. ``view`` refuses, and ``reshape`` copies, where PyTorch's strides
+could not address the new shape.
 """
 from __future__ import annotations
 
+from plugrad.core import aliasing
+from plugrad.core.aliasing import Expand, Permute, Reshape
 from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record
@@ -21,13 +25,15 @@ def _sizes(args) -> tuple:
     return tuple(int(a) for a in args)
 
 
-def view_of(x: Tensor, data, node=None) -> Tensor:
-    """A result sharing ``x``'s version counter (a view), recording ``node`` if given and
-    ``x`` is in the graph."""
+def view_of(x: Tensor, data, node=None, step=None) -> Tensor:
+    """A view of ``x``: ``data`` is ``x``'s array taken by ``step`` (None: ``x``'s array
+    itself); it shares ``x``'s storage and version counter, and records ``node`` if given
+    and ``x`` is in the graph."""
     r = _wrap(data, x.dtype, x.device, x._k)
     r._vc = x._vc
     if node is not None and x._rg and _state.enabled:
         record(r, node, (x,))
+    aliasing.link(r, x, step)
     return r
 
 
@@ -72,14 +78,23 @@ def infer_shape(op: str, shape: tuple, numel: int, source_shape) -> tuple:
 
 
 
-@op("reshape", method="reshape")
-def reshape(x, *shape):
-    shape = _sizes(shape)
-    src = x._data.shape
+def _reshaped(x, shape, src):
     if shape == src:
         return view_of(x, x._data, _node(ViewBackward0, shape=src))
-    shape = infer_shape("reshape", shape, x.numel(), src)
-    return view_of(x, x._k.reshape(x._data, shape), _node(ViewBackward0, shape=src))
+    return view_of(x, x._k.reshape(x._data, shape), _node(ViewBackward0, shape=src),
+                   Reshape(shape, src))
+
+
+@op("reshape", method="reshape")
+def reshape(x, *shape):
+    """A view where PyTorch's would be one, else a copy."""
+    shape = _sizes(shape)
+    src = x._data.shape
+    if shape != src:
+        shape = infer_shape("reshape", shape, x.numel(), src)
+    if x._root is not None and not aliasing.can_view(x, shape):
+        return _reshaped(clone(x), shape, src)
+    return _reshaped(x, shape, src)
 
 
 @op("view", method="view")
@@ -89,7 +104,12 @@ def view(x, *shape):
     shape = _sizes(shape)
     src = x._data.shape
     shape = infer_shape("view", shape, x.numel(), src)
-    return view_of(x, x._k.reshape(x._data, shape), _node(ViewBackward0, shape=src))
+    if x._root is not None and not aliasing.can_view(x, shape):
+        raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
+                           f"(at least one dimension spans across two contiguous subspaces). "
+                           f"Use .reshape(...) instead. (view of shape {shape_str(src)} as "
+                           f"{shape_str(shape)})")
+    return _reshaped(x, shape, src)
 
 
 @op("flatten", method="flatten")
@@ -157,7 +177,8 @@ def permute(x, *dims):
     if axes == tuple(range(n)):
         return view_of(x, x._data, _node(PermuteBackward0, inverse=axes))
     inverse = tuple(axes.index(i) for i in range(n))
-    return view_of(x, x._k.permute(x._data, axes), _node(PermuteBackward0, inverse=inverse))
+    return view_of(x, x._k.permute(x._data, axes), _node(PermuteBackward0, inverse=inverse),
+                   Permute(axes, inverse))
 
 
 @op("transpose swapaxes swapdims", method="transpose swapaxes swapdims", inplace="transpose_")
@@ -228,8 +249,10 @@ def expand(x, *sizes):
                              f"sizes: {list(sizes)}. Tensor sizes: {list(shape)}")
         target.append(s)
     target = tuple(target)
-    data = x._data if target == shape else x._k.broadcast_to(x._data, target)
-    return view_of(x, data, _node(ExpandBackward0, shape=shape))
+    if target == shape:
+        return view_of(x, x._data, _node(ExpandBackward0, shape=shape))
+    return view_of(x, x._k.broadcast_to(x._data, target), _node(ExpandBackward0, shape=shape),
+                   Expand(target, shape))
 
 
 @op(method="expand_as")
@@ -287,4 +310,5 @@ def clone(x, *, memory_format=None):
 
 @op(method="contiguous")
 def contiguous(x, memory_format=None):
-    return x
+    """``x`` itself where its elements are laid out in order, else a copy (PyTorch's)."""
+    return x if aliasing.is_contiguous(x) else clone(x)

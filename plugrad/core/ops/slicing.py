@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 
+from plugrad.core.aliasing import Slice
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.grad_mode import _state
@@ -39,7 +40,7 @@ def basic_slice(x, key: tuple):
     if x._rg and _state.enabled:
         node = SliceBackward0()
         node.shape, node.key = shape, key
-    return view_of(x, x._k.slice(x._data, key), node)
+    return view_of(x, x._k.slice(x._data, key), node, Slice(key))
 
 
 class SliceScatterBackward0(Node):

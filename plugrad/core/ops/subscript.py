@@ -11,6 +11,7 @@ import builtins
 
 import numpy as np
 
+from plugrad.core import aliasing
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import ShapeError, broadcast_shapes, check_device, shape_str
 from plugrad.core.factories import arange, tensor, zeros
@@ -144,7 +145,8 @@ def getitem(x, key):
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     p = _parse(x, key)
     y = basic_slice(x, tuple(p.slices))
-    y = y.reshape(tuple(p.view_shape))
+    if tuple(p.view_shape) != y._data.shape:
+        y = y.reshape(tuple(p.view_shape))
     if not p.advanced:
         return y
     return _advanced(y, p.advanced)
@@ -188,8 +190,12 @@ def setitem(x, key, value):
         region = [len(range(s.start, s.stop, s.step)) for s in p.slices]
         v = value if value.dtype is x.dtype else value.to(x.dtype)
         v = _fit_value(v, p, region)
+        if x._root is not None:
+            aliasing.check_writable("index_put", x)
         x._data = x._k.assign(x._data, tuple(p.slices), v._data)
         x._vc[0] += 1
+        if x._root is not None or x._views:
+            aliasing.written(x)
         return x
     return apply_inplace("index_put", x, lambda src: index_put(src, p, value))
 
