@@ -193,6 +193,8 @@ def link(view, x, step, *, alias=False) -> None:
         d["_root"], d["_steps"] = root, x._steps + steps
         d["_ad_base"], d["_ad_steps"] = x._ad_base, x._ad_steps + steps
         d["_grad_view"] = _state.enabled and x._grad_view
+        if x._multi_view:
+            d["_multi_view"] = x._multi_view
     if alias:
         d["_ad_base"], d["_ad_steps"], d["_grad_view"] = view, (), True
     owner = root if root is not None else x
@@ -215,7 +217,7 @@ def unlink(t) -> None:
     """``t`` stops sharing storage: it becomes a root of its own (``x.data = y``'s first
     half; its former views keep the old storage, under a new root)."""
     if t._root is not None:
-        for name in ("_root", "_steps", "_ad_base", "_ad_steps", "_grad_view"):
+        for name in ("_root", "_steps", "_ad_base", "_ad_steps", "_grad_view", "_multi_view"):
             t.__dict__.pop(name, None)
     if t._views:
         orphan_views_of(t)

@@ -61,6 +61,7 @@ class Tensor:
     _ad_steps = ()
     _grad_view = True  # made while grad mode was on (PyTorch refuses in-place otherwise)
     _views = None  # on a root: weak references to its views
+    _multi_view = None  # (op name, output number) of a view from split/chunk/unbind
 
     # ------------------------------------------------------------------ basics
     @property
@@ -355,7 +356,8 @@ class Tensor:
 
 
 _new = object.__new__
-_ALIASING = frozenset({"_root", "_steps", "_ad_base", "_ad_steps", "_grad_view", "_views"})
+_ALIASING = frozenset({"_root", "_steps", "_ad_base", "_ad_steps", "_grad_view", "_views",
+                       "_multi_view"})
 
 
 def _adopt(t, src) -> None:

@@ -72,6 +72,13 @@ def apply_inplace(op, x, compute, *, same_shape=True):
         result = result.to(x.dtype)
     if result.device is not x.device:
         raise RuntimeError(f"{op}: result is on {result.device}, the tensor on {x.device}")
+    if recording and result._rg and x._multi_view:
+        name, nr = x._multi_view
+        raise RuntimeError(f"{op}: Output {nr} of {name} is a view and is being modified "
+                           f"inplace. This view is the output of a function that returns "
+                           f"multiple views. Such functions do not allow the output views to "
+                           f"be modified inplace. You should replace the inplace operation by "
+                           f"an out-of-place one.")
     x._vc[0] += 1
     if not same_shape:
         _relayout(x, result, recording and result._rg)

@@ -164,14 +164,17 @@ class SplitBackward0(Node):
         return (F.concat(pieces, self.axis) if len(pieces) != 1 else pieces[0],)
 
 
-def _pieces(x, axis, sizes):
+def _pieces(x, axis, sizes, name="Split"):
     """Views of ``x`` along ``axis`` of the given sizes, all outputs of one node."""
     k, data, shape = x._k, x._data, x._data.shape
     outs, start = [], 0
     for s in sizes:
         key = tuple(slice(start, start + s, 1) if i == axis else slice(0, n, 1)
                     for i, n in enumerate(shape))
-        outs.append(view_of(x, k.slice(data, key), None, Slice(key)))
+        piece = view_of(x, k.slice(data, key), None, Slice(key))
+        if name is not None:  # PyTorch refuses in-place ops on them in the graph
+            piece.__dict__["_multi_view"] = (name, len(outs))
+        outs.append(piece)
         start += s
     if outs and x._rg and _state.enabled:
         node = SplitBackward0()
@@ -226,7 +229,8 @@ def tensor_split(x, indices_or_sections, dim=0):
             raise ValueError(f"tensor_split: number of sections must be larger than 0, got "
                              f"{spec}")
         base, extra = divmod(n, spec)
-        return _pieces(x, axis, [base + 1 if i < extra else base for i in range(spec)])
+        return _pieces(x, axis, [base + 1 if i < extra else base for i in range(spec)],
+                       None)
     bounds = [builtins.min(builtins.max(int(i) + n if int(i) < 0 else int(i), 0), n)
               for i in spec]
     starts = [0] + bounds
@@ -239,4 +243,4 @@ def unbind(x, dim=0):
     axis = _wrap_dim(dim, x.ndim, "unbind")
     if x.shape[axis] == 0:
         return ()
-    return tuple(squeeze(p, axis) for p in _pieces(x, axis, [1] * x.shape[axis]))
+    return tuple(squeeze(p, axis) for p in _pieces(x, axis, [1] * x.shape[axis], "Unbind"))
