@@ -54,7 +54,20 @@ class Reshape:
         return k.reshape(inner, self.source)
 
     def geometry(self, shape, strides, offset):
-        return self.shape, view_strides(shape, strides, self.shape), offset
+        kept = [st for n, st in zip(shape, strides) if n != 1]
+        if [n for n in shape if n != 1] != [n for n in self.shape if n != 1]:
+            return self.shape, view_strides(shape, strides, self.shape), offset
+        # only size-1 dims come or go: PyTorch's squeeze/unsqueeze strides (a new size-1
+        # dim gets the stride times size of the dim after it, or 1 at the end)
+        out = [0] * len(self.shape)
+        j = len(kept)
+        for d in range(len(self.shape) - 1, -1, -1):
+            if self.shape[d] != 1:
+                j -= 1
+                out[d] = kept[j]
+            else:
+                out[d] = out[d + 1] * self.shape[d + 1] if d + 1 < len(self.shape) else 1
+        return self.shape, tuple(out), offset
 
 
 class Permute:
@@ -173,6 +186,9 @@ def can_view(t, new_shape) -> bool:
     """Whether ``t.view(new_shape)`` can share ``t``'s elements (PyTorch's rule)."""
     if t._root is None:
         return True
+    old = t._data.shape
+    if [n for n in old if n != 1] == [n for n in new_shape if n != 1]:
+        return True  # only size-1 dimensions come or go (squeeze, unsqueeze, t[i])
     shape, strides, _ = geometry(t)
     return view_strides(shape, strides, tuple(new_shape)) is not None
 
@@ -197,20 +213,37 @@ def link(view, x, step, *, alias=False) -> None:
             d["_multi_view"] = x._multi_view
     if alias:
         d["_ad_base"], d["_ad_steps"], d["_grad_view"] = view, (), True
-    owner = root if root is not None else x
+    _register(root if root is not None else x, view)
+
+
+class _Views(list):
+    """A root's weak references to its views; a view's reference leaves it as the view
+    dies, so a root whose views are gone reads as empty (and writes to it cost nothing)."""
+
+    __slots__ = ()
+
+    def drop(self, ref) -> None:
+        try:
+            self.remove(ref)
+        except ValueError:  # moved to another root meanwhile
+            pass
+
+
+def _register(owner, view) -> None:
     views = owner._views
     if views is None:
-        owner.__dict__["_views"] = [weakref.ref(view)]
-    else:
-        views.append(weakref.ref(view))
-        if not len(views) & 63:
-            _prune(owner)
+        views = owner.__dict__["_views"] = _Views()
+    views.append(weakref.ref(view, views.drop))
 
 
-def _prune(owner) -> list:
-    live = [r for r in owner._views if (w := r()) is not None and w._root is owner]
-    owner.__dict__["_views"] = live or None
-    return live
+def _live(owner) -> list:
+    """``owner``'s views that are alive and still show its elements."""
+    out = []
+    for r in list(owner._views or ()):
+        w = r()
+        if w is not None and w._root is owner:
+            out.append(w)
+    return out
 
 
 def unlink(t) -> None:
@@ -226,15 +259,14 @@ def unlink(t) -> None:
 def orphan_views_of(t):
     """Give ``t``'s views a root of their own holding ``t``'s current array, so ``t`` can
     take a new array (or a new layout) without them: they still share storage with one
-    another, as PyTorch's views keep the storage ``t`` left."""
-    live = _prune(t)
+    another, as PyTorch's views keep the storage ``t`` left. Returns the new root."""
+    live = _live(t)
     ghost = _shell(t)
-    ghost.__dict__["_views"] = live
-    for r in live:
-        w = r()
+    for w in live:
         w.__dict__["_root"] = ghost
         if w._ad_base is t:
             w.__dict__["_ad_base"] = ghost
+        _register(ghost, w)
     t.__dict__.pop("_views", None)
     return ghost
 
@@ -245,10 +277,7 @@ def relink(t, root, steps, ad_steps) -> None:
     d = t.__dict__
     if t._root is None:
         d["_ad_base"], d["_grad_view"] = t, True
-        views = root._views
-        if views is None:
-            root.__dict__["_views"] = views = []
-        views.append(weakref.ref(t))
+        _register(root, t)
     d["_root"], d["_steps"], d["_ad_steps"] = root, tuple(steps), tuple(ad_steps)
 
 
@@ -293,8 +322,11 @@ def written(t) -> None:
     root and give every view of the root its array afresh."""
     root = t._root
     if root is not None:
-        root._data = write_along(root._k, root._data, t._steps, t._data)
-        refresh(root)
+        if t._steps or t._data is not root._data:
+            root._data = write_along(root._k, root._data, t._steps, t._data)
+        elif len(root._views) == 1:
+            return  # the root's one alias (a Parameter of its tensor) wrote their array
+        refresh(root, skip=t)
     elif t._views:
         refresh(t)
 
@@ -302,13 +334,11 @@ def written(t) -> None:
 def refresh(root, skip=None) -> list:
     """Every live view of ``root`` takes its array from ``root``'s; returns them."""
     k, data = root._k, root._data
-    out = []
-    for w in _prune(root) if root._views else ():
-        w = w()
+    out = _live(root)
+    for w in out:
         if w is not skip:
             a = data
             for step in w._steps:
                 a = step.take(k, a)
             w._data = a
-        out.append(w)
     return out

@@ -438,3 +438,64 @@ def test_saved_view_error_names_the_op(device):
     y.add_(1)
     with pytest.raises(RuntimeError, match="Pow"):
         w.sum().backward()
+
+
+def _random_view_chain(rng):
+    """A random chain of permute/slice/expand steps and a target shape to view it as."""
+    shape = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 4)))
+    ops = []
+    ndim = len(shape)
+    for _ in range(rng.integers(1, 3)):
+        kind = rng.integers(3)
+        if kind == 0:
+            ops.append(("permute", tuple(int(i) for i in rng.permutation(ndim))))
+        elif kind == 1:
+            d = int(rng.integers(ndim))
+            ops.append(("slice", d, int(rng.integers(0, 2)), int(rng.integers(1, 3))))
+        else:
+            ops.append(("unsqueeze", int(rng.integers(ndim + 1))))
+            ndim += 1
+    return shape, ops
+
+
+def _apply(T, x, ops):
+    for op in ops:
+        if op[0] == "permute":
+            x = x.permute(*op[1])
+        elif op[0] == "slice":
+            _, d, start, step = op
+            x = x.narrow(d, 0, x.shape[d]) if x.shape[d] <= start else \
+                x[(slice(None),) * d + (slice(start, None, step),)]
+        else:
+            x = x.unsqueeze(op[1])
+    return x
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_strides_and_viewability_match_torch(seed):
+    """Random chains of views: ``stride()`` (of the dimensions longer than 1: a size-1
+    dimension's stride addresses nothing), ``storage_offset()``, ``is_contiguous()`` and
+    whether ``view`` to each reshaping of the result succeeds are PyTorch's."""
+    def strides(t):
+        return [st for n, st in zip(t.shape, t.stride()) if n != 1]
+
+    rng = np.random.default_rng(seed)
+    for _ in range(40):
+        shape, ops = _random_view_chain(rng)
+        n = int(np.prod(shape))
+        a = _apply(torch, torch.arange(float(n)).reshape(shape), ops)
+        b = _apply(plugrad, plugrad.arange(float(n)).reshape(shape), ops)
+        assert strides(b) == strides(a) and b.storage_offset() == a.storage_offset(), ops
+        assert b.is_contiguous() == a.is_contiguous(), (shape, ops)
+        sizes = [int(s) for s in a.shape]
+        targets = [(-1,), tuple(reversed(sizes)), (1, *sizes), tuple(sizes[:1]) + (-1,)]
+        for target in targets:
+            try:
+                ta = a.view(target)
+            except RuntimeError:
+                with pytest.raises(RuntimeError, match="view size is not compatible"):
+                    b.view(target)
+                continue
+            tb = b.view(target)
+            assert strides(tb) == strides(ta), (shape, ops, target)
+            np.testing.assert_array_equal(np.asarray(tb), ta.numpy())
