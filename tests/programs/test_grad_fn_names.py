@@ -91,7 +91,29 @@ def _cases(lib, device=None):
         "sdpa_3d": lambda: F.scaled_dot_product_attention(r(2, 4, 3), r(2, 4, 3), r(2, 4, 3)),
         "sdpa_4d": lambda: F.scaled_dot_product_attention(r(2, 2, 4, 3), r(2, 2, 4, 3),
                                                           r(2, 2, 4, 3), is_causal=True),
+        # views and their in-place forms
+        "t": lambda: x2.t(), "T": lambda: x2.T, "mT": lambda: x3.mT,
+        "transpose": lambda: x3.transpose(0, 1), "swapaxes": lambda: x3.swapaxes(0, 2),
+        "permute": lambda: x3.permute(2, 0, 1), "movedim": lambda: x3.movedim(0, 2),
+        "unsqueeze": lambda: x3.unsqueeze(1), "squeeze_dim": lambda: x3[:1].squeeze(0),
+        "squeeze_all": lambda: x3[:1].squeeze(), "flatten": lambda: x3.flatten(),
+        "view": lambda: x3.view(8, 3), "reshape": lambda: x3.reshape(8, 3),
+        "reshape_copy": lambda: x3.transpose(0, 1).reshape(-1),
+        "expand": lambda: x2.expand(2, 4, 3),
+        "select": lambda: x3[0], "select_last": lambda: x3[:, -1], "ellipsis": lambda: x3[..., 0],
+        "slice": lambda: x3[1:], "newaxis": lambda: x3[:, None],
+        "narrow": lambda: x3.narrow(1, 0, 2),
+        "chunk": lambda: x3.chunk(2)[0], "split": lambda: x3.split(1)[1],
+        "unbind": lambda: x3.unbind(1)[0], "repeat": lambda: x2.repeat(2, 1),
+        "copy_slices": lambda: _write_through(x2 * 1),
+        "view_after_write": lambda: _write_through(x2 * 1)[1:],
     }
+
+
+def _write_through(y):
+    """The base after an in-place op on a view (PyTorch's CopySlices)."""
+    y[0:2].mul_(3)
+    return y
 
 
 #: cases where plugrad's node is PyTorch's node: the edges to the inputs agree as well

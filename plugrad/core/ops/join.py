@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 
 from plugrad.core.aliasing import Slice
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import any_recording, record
 from plugrad.core.dtypes import result_type_of
 from plugrad.core.errors import ShapeError, check_device, shape_str
@@ -142,7 +142,7 @@ def narrow(x, dim, start, length):
     if x._rg and _state.enabled:
         node = NarrowBackward0()
         node.shape, node.axis, node.start = x._data.shape, axis, start
-    return view_of(x, x._k.slice(x._data, key), node, Slice(key))
+    return present_as(view_of(x, x._k.slice(x._data, key), node, Slice(key)), "SliceBackward0")
 
 
 # ---------------------------------------------------------------------- split family
@@ -243,4 +243,5 @@ def unbind(x, dim=0):
     axis = _wrap_dim(dim, x.ndim, "unbind")
     if x.shape[axis] == 0:
         return ()
-    return tuple(squeeze(p, axis) for p in _pieces(x, axis, [1] * x.shape[axis], "Unbind"))
+    return tuple(present_as(squeeze(p, axis), "UnbindBackward0")
+                 for p in _pieces(x, axis, [1] * x.shape[axis], "Unbind"))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from plugrad.core import aliasing
 from plugrad.core.aliasing import Expand, Permute, Reshape
 from plugrad.core.autograd.grad_ops import sum_to
-from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import ShapeError, broadcast_shapes, shape_str
 from plugrad.core.grad_mode import _state
@@ -93,7 +93,7 @@ def reshape(x, *shape):
     if shape != src:
         shape = infer_shape("reshape", shape, x.numel(), src)
     if x._root is not None and not aliasing.can_view(x, shape):
-        return _reshaped(clone(x), shape, src)
+        return present_as(_reshaped(clone(x), shape, src), "UnsafeViewBackward0")
     return _reshaped(x, shape, src)
 
 
@@ -144,14 +144,16 @@ def squeeze(x, dim=None):
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
         dims = {_wrap_dim(d, len(shape), "squeeze") for d in dims}
         new = tuple(n for i, n in enumerate(shape) if not (i in dims and n == 1))
-    return reshape(x, new)
+    return present_as(reshape(x, new), "SqueezeBackward0" if dim is None else
+                      "SqueezeBackward1" if not isinstance(dim, (tuple, list)) else
+                      "SqueezeBackward2")
 
 
 @op("unsqueeze", method="unsqueeze", inplace="unsqueeze_")
 def unsqueeze(x, dim):
     d = _wrap_dim(dim, x.ndim + 1, "unsqueeze")
     shape = x._data.shape
-    return reshape(x, shape[:d] + (1,) + shape[d:])
+    return present_as(reshape(x, shape[:d] + (1,) + shape[d:]), "UnsqueezeBackward0")
 
 
 # ---------------------------------------------------------------------- permute
@@ -189,14 +191,14 @@ def transpose(x, dim0, dim1):
     a, b = _wrap_dim(dim0, n, "transpose"), _wrap_dim(dim1, n, "transpose")
     order = list(range(n))
     order[a], order[b] = order[b], order[a]
-    return permute(x, order)
+    return present_as(permute(x, order), "TransposeBackward0")
 
 
 @op("t", method="t", inplace="t_")
 def t(x):
     if x.ndim > 2:
         raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
-    return transpose(x, 0, 1) if x.ndim == 2 else x
+    return present_as(transpose(x, 0, 1), "TBackward0") if x.ndim == 2 else x
 
 
 @op("movedim moveaxis", method="movedim moveaxis")
@@ -280,7 +282,7 @@ def repeat(x, *sizes):
     shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
     y = reshape(x, tuple(v for n in shape for v in (1, n)))
     y = expand(y, tuple(v for r, n in zip(sizes, shape) for v in (r, n)))
-    return reshape(y, tuple(r * n for r, n in zip(sizes, shape)))
+    return present_as(reshape(y, tuple(r * n for r, n in zip(sizes, shape))), "RepeatBackward0")
 
 
 @op(method="view_as")

@@ -13,6 +13,7 @@ import numpy as np
 
 from plugrad.core import aliasing
 from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import present_as
 from plugrad.core.errors import ShapeError, broadcast_shapes, check_device, shape_str
 from plugrad.core.factories import arange, tensor, zeros
 from plugrad.core.grad_mode import _state
@@ -139,14 +140,15 @@ def getitem(x, key):
             raise IndexError(f"index {key} is out of bounds for dimension 0 with size {n}")
         key = key + n if key < 0 else key
         y = basic_slice(x, (slice(key, key + 1, 1),))
-        return y.reshape(x._data.shape[1:])
+        return present_as(y.reshape(x._data.shape[1:]), "SelectBackward0")
     if x.ndim == 0 and not isinstance(key, tuple) and key is not None and key is not Ellipsis:
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     p = _parse(x, key)
     y = basic_slice(x, tuple(p.slices))
-    if tuple(p.view_shape) != y._data.shape:
-        y = y.reshape(tuple(p.view_shape))
+    if tuple(p.view_shape) != y._data.shape:  # ints drop dims, None adds them
+        y = present_as(y.reshape(tuple(p.view_shape)), "UnsqueezeBackward0"
+                       if len(p.view_shape) > y.ndim else "SelectBackward0")
     if not p.advanced:
         return y
     return _advanced(y, p.advanced)
