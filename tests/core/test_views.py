@@ -346,54 +346,6 @@ def view_of_a_view_history(T, tensor):
     return y, x.grad
 
 
-# ---------------------------------------------------------------------- what programs do
-@program
-def lstm_forget_bias_init(T, tensor):
-    lstm = T.nn.LSTM(2, 3)
-    with T.no_grad():
-        for name, p in lstm.named_parameters():
-            if "bias" in name:
-                p.zero_()
-                p[3:6].fill_(1.0)  # PyTorch's gate order: input, forget, cell, output
-    return lstm.bias_ih_l0, lstm.bias_hh_l0
-
-
-@program
-def init_on_a_reshaped_parameter(T, tensor):
-    w = T.nn.Parameter(T.zeros(2, 3, dtype=T.float64, device=tensor([0.]).device))
-    with T.no_grad():
-        w.view(6)[::2].fill_(5)
-        w.t()[0].add_(1)
-    return w.detach()
-
-
-@program
-def detach_inplace_of_a_view_refused(T, tensor):
-    x = tensor([1., 2., 3.])
-    x[1:].detach_()
-
-
-@program
-def data_assignment_leaves_old_views(T, tensor):
-    x = tensor([1., 2., 3.])
-    v = x.unsqueeze(0)
-    x.data = tensor([0., 0., 0.])
-    v.add_(1)
-    x.add_(5)
-    return x, v
-
-
-@program
-def view_of_a_view_history(T, tensor):
-    x = tensor([[1., 2., 3.], [4., 5., 6.]], requires_grad=True)
-    y = x.tanh()
-    a = y[1]
-    b = a[1:]
-    b.mul_(a[:2].detach() + 1)
-    (y * y).sum().backward()
-    return y, x.grad
-
-
 @program
 def multi_output_views_refused_in_graph(T, tensor):
     x = tensor([1., 2., 3., 4.], requires_grad=True) * 1
