@@ -23,6 +23,7 @@ from plugrad.nn.functional_activations import *  # noqa: F401,F403 - selu, hards
 from plugrad.nn.functional_activations import __all__ as _activations_all
 from plugrad.nn.functional_layers import *  # noqa: F401,F403 - channel dropout, embedding_bag
 from plugrad.nn.functional_layers import __all__ as _layers_all
+from plugrad.nn.functional_layers import embedding_renorm_ as _renorm
 from plugrad.nn.functional_margin_losses import *  # noqa: F401,F403 - margin losses
 from plugrad.nn.functional_margin_losses import __all__ as _margin_all
 from plugrad.nn.functional_norms import *  # noqa: F401,F403 - group/instance/rms norms
@@ -232,9 +233,8 @@ def dropout(x, p: float = 0.5, training: bool = True, inplace: bool = False):
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by the integer ``x``; the ``padding_idx`` row gets no grad."""
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not "
-                                  "supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
     if x.dtype.is_floating_point or x.dtype == plugrad.bool:
         raise TypeError(f"embedding: Expected tensor for argument #1 'indices' to have one of "
                         f"the following scalar types: Long, Int; but got {x.dtype} instead")
@@ -244,6 +244,8 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                          f"[0, {n}), got values in [{int(x.min())}, {int(x.max())}])")
     idx = x.reshape(-1).long()
     idx = plugrad.where(idx < 0, idx + n, idx)
+    if max_norm is not None:  # rows rescaled in place first, as PyTorch's embedding_renorm_
+        _renorm(weight, idx, max_norm, norm_type)
     out = weight.index_select(0, idx).reshape(tuple(x.shape) + (weight.shape[1],))
     if padding_idx is not None and weight.requires_grad:
         pad_idx = padding_idx % n

@@ -122,6 +122,22 @@ def feature_alpha_dropout(input, p: float = 0.5, training: bool = False,
 
 
 # ====================================================================== embedding_bag
+def embedding_renorm_(weight, indices, max_norm: float, norm_type: float = 2.0):
+    """Rescale, in place and outside autograd, each row of ``weight`` that ``indices``
+    refer to whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm``
+    (``torch.embedding_renorm_``: the factor is ``max_norm / (norm + 1e-7)``)."""
+    if not indices.numel():
+        return weight
+    rows = plugrad.tensor(sorted({int(i) for i in indices.reshape(-1).tolist()}),
+                          dtype=plugrad.int64, device=weight.device)
+    with plugrad.no_grad():
+        picked = weight.index_select(0, rows)
+        norms = picked.norm(norm_type, 1, keepdim=True)
+        scale = plugrad.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[rows] = picked * scale.to(picked.dtype)
+    return weight
+
+
 def _bags(input, offsets, include_last_offset: bool, per_sample_weights):
     """Flat indices, the bag of each index and the number of bags."""
     if input.ndim == 2:
@@ -194,9 +210,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         raise ValueError("max mode does not support scaling the gradient by the frequency")
     if mode == "max" and sparse:
         raise ValueError("max mode does not support sparse weights")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse are not "
+                                  "supported")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
@@ -208,6 +224,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     if idx.numel() and (int(idx.max()) >= num or int(idx.min()) < 0):
         raise IndexError(f"embedding_bag: index out of range in self (indices must be in "
                          f"[0, {num}), got values in [{int(idx.min())}, {int(idx.max())}])")
+    if max_norm is not None:
+        embedding_renorm_(weight, idx, max_norm, norm_type)
     if padding_idx is not None:
         if not -num <= padding_idx < num:
             raise AssertionError(f"padding_idx must be within the number of embeddings, got "

@@ -216,3 +216,25 @@ def test_pdist(device, p):
     x[3] = x[1]  # a zero distance
     compare(F.pdist, TF.pdist, (x,), device, kwargs={"p": p})
     compare(plugrad.pdist, torch.pdist, (x,), device, kwargs={"p": p})
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_max_norm_renormalises_the_rows_used(device, norm_type):
+    """``max_norm``: the rows looked up are rescaled in place first (PyTorch's
+    ``embedding_renorm_``), for ``embedding`` and ``embedding_bag`` alike."""
+    w = RNG.standard_normal((6, 3)) * 2
+    x = np.array([[0, 2, 2], [5, 1, 0]])
+    for ours_fn, torch_fn, kw in ((F.embedding, TF.embedding, {}),
+                                  (F.embedding_bag, TF.embedding_bag, {"mode": "sum"})):
+        ours = plugrad.tensor(w, dtype=plugrad.float64, device=device, requires_grad=True)
+        theirs = torch.from_numpy(w.copy()).requires_grad_()
+        y = ours_fn(plugrad.tensor(x, device=device), ours, max_norm=1.5, norm_type=norm_type,
+                    **kw)
+        t = torch_fn(torch.from_numpy(x), theirs, max_norm=1.5, norm_type=norm_type, **kw)
+        np.testing.assert_allclose(host(y), t.detach().numpy(), atol=1e-12)
+        np.testing.assert_allclose(host(ours), theirs.detach().numpy(), atol=1e-12)
+        y.sum().backward()
+        t.sum().backward()
+        np.testing.assert_allclose(host(ours.grad), theirs.grad.numpy(), atol=1e-12)
+    m, tm = nn.Embedding(6, 3, max_norm=1.0), torch.nn.Embedding(6, 3, max_norm=1.0)
+    assert repr(m) == repr(tm)
