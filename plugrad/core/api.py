@@ -7,6 +7,8 @@ from plugrad.core.ops import (binary, compare, extrema, indexing, join, linalg, 
                               movement, reduction, select, shape, slicing, sorting,
                               statistics, subscript, unary)  # (importing them declares ops)
 from plugrad.core.ops import linalg_extra  # noqa: F401,E402
+from plugrad.core.ops import tensor_extra  # noqa: F401,E402 - issue 15's tensor ops
+from plugrad.core.ops.arrange import tril_indices, triu_indices  # noqa: E402,F401
 from plugrad.core.ops.compare import allclose, equal  # noqa: E402,F401
 from plugrad.core.ops.declare import torch_namespace as _torch_namespace  # noqa: E402
 

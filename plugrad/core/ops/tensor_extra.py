@@ -1,0 +1,6 @@
+"""Imports the modules of issue 15's tensor ops (importing them declares the ops)."""
+from plugrad.core.ops import order  # noqa: F401
+from plugrad.core.ops import scans  # noqa: F401
+from plugrad.core.ops import arrange  # noqa: F401
+from plugrad.core.ops import products  # noqa: F401
+from plugrad.core.ops import scatter_ops  # noqa: F401
