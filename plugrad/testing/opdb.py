@@ -1512,6 +1512,10 @@ from plugrad.testing._opdb_layers import NOT_OPS_LAYERS  # noqa: E402 - issue 15
 
 NOT_OPS.update(NOT_OPS_LAYERS)
 
+from plugrad.testing._opdb_tensor import NOT_OPS_TENSOR  # noqa: E402 - as above
+
+NOT_OPS.update(NOT_OPS_TENSOR)
+
 
 # ====================================================================== lookup, coverage
 def ops(kind: str | None = None) -> list[OpInfo]:

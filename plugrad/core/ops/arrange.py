@@ -16,6 +16,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.factories import arange, tensor, zeros
 from plugrad.core.ops.declare import op
+from plugrad.core.ops.indexing import as_index_tensor, wrap_negative
 from plugrad.core.ops.join import cat, stack
 from plugrad.core.tensor import Tensor, _wrap_dim
 
@@ -119,7 +120,6 @@ def trace(x):
 def take(x, index):
     """Elements of the flattened ``x`` at ``index`` (negative ones from the end), in
     ``index``'s shape."""
-    from plugrad.core.ops.indexing import as_index_tensor, wrap_negative
     index = as_index_tensor("take", index, x)
     flat = wrap_negative("take", index.reshape(-1), x.numel(), 0)
     if x.numel() == 0 and flat.numel():

@@ -179,20 +179,9 @@ def scatter_add(x, dim, index, src):
     return _scatter("scatter_add", x, dim, index, src, add=True)
 
 
-@op("scatter", method="scatter", inplace="scatter_")
-def scatter(x, dim, index, src=None, value=None, *, reduce=None):
-    """A copy of ``x`` with ``src`` (or ``value``) written at ``index`` along ``dim``."""
-    if reduce == "add":
-        return scatter_add(x, dim, index, src if src is not None else value)
-    if reduce == "multiply":
-        from plugrad.core.ops.scatter_ops import scatter_reduce  # (it builds on this module)
-        src = src if src is not None else value
-        if not isinstance(src, Tensor):
-            src = x.new_full(as_index_tensor("scatter", index, x).shape, src)
-        return scatter_reduce(x, dim, index, src, "prod")
-    if reduce is not None:
-        raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
-                           f"{reduce!r}")
+def scatter(x, dim, index, src=None, value=None):
+    """A copy of ``x`` with ``src`` (or ``value``) written at ``index`` along ``dim`` (the
+    public op, with ``reduce=``, is :func:`plugrad.core.ops.scatter_ops.scatter`)."""
     return _scatter("scatter", x, dim, index, src if src is not None else value, add=False)
 
 

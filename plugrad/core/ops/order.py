@@ -22,6 +22,7 @@ from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._dims import filled
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.extrema import MaxBackward1
+from plugrad.core.ops.join import cat
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 
@@ -151,7 +152,7 @@ def mode(x, dim=-1, keepdim=False):
         xm = x.detach().movedim(axis, -1)
         order = xm.argsort(-1)
         s = xm.gather(-1, order)
-        key = s if s.dtype is not _dt.bool_ else s.to(_dt.uint8)
+        key = s if s.dtype is not _dt.bool_ else s.to(_dt.int64)
         change = key[..., 1:].ne(key[..., :-1])
         ones = filled(x, key.shape[:-1] + (1,), True, _dt.bool_)
         starts = _cat(ones, change)
@@ -168,7 +169,6 @@ def mode(x, dim=-1, keepdim=False):
 
 
 def _cat(a, b):
-    from plugrad.core.ops.join import cat
     return cat([a, b], -1)
 
 
@@ -203,7 +203,7 @@ def _quantile(name, x, q, dim, keepdim, interpolation, ignore_nan):
             raise DTypeError(f"{name}() q tensor must be same dtype as the input tensor "
                              f"(input {x.dtype}, q {q.dtype})")
         scalar_q = q.ndim == 0
-        qt = q.detach().reshape(-1)
+        qt = q.reshape(-1)
         qs = qt.tolist()
     if any(not 0 <= v <= 1 for v in qs):
         raise RuntimeError(f"{name}() q values must be in the range [0, 1], got {qs}")
@@ -224,26 +224,25 @@ def _quantile(name, x, q, dim, keepdim, interpolation, ignore_nan):
     else:
         s = xm.sort(-1).values.unsqueeze(0).expand((nq,) + lead + (n,))
         qv = qt.reshape((nq,) + (1,) * len(lead) + (1,))
+        # as PyTorch: the ranks are q times the last index, so q's gradient flows through
+        # the interpolation weights
+        nans = _nan_count(xm.detach(), -1).unsqueeze(0)
+        if ignore_nan:
+            ranks = qv.mul(nans.neg().add(n - 1).to(x.dtype))
+            ranks = ranks.where(ranks.detach().ge(0), ranks.new_zeros(()))
+        else:
+            ranks = qv.mul(float(n - 1)).expand((nq,) + lead + (1,))
+            ranks = ranks.where(nans.eq(0), ranks.new_full((), float(n - 1)))
         with no_grad():
-            nans = xm.detach().isnan().sum(-1, keepdim=True).unsqueeze(0)
-            if ignore_nan:
-                ranks = qv.mul(nans.neg().add(n - 1).to(x.dtype))
-                ranks = ranks.where(ranks.ge(0), ranks.new_zeros(()))
-            else:
-                ranks = qv.mul(float(n - 1)).expand((nq,) + lead + (1,))
-                ranks = ranks.where(nans.eq(0), ranks.new_full((), float(n - 1)))
-            if interpolation == "lower":
-                ranks = ranks.floor()
-            elif interpolation == "higher":
-                ranks = ranks.ceil()
-            elif interpolation == "nearest":
-                ranks = ranks.round()
-            below = ranks.to(_dt.int64)
-            above = ranks.ceil().to(_dt.int64)
-            if interpolation == "midpoint":
-                weights = ranks.new_full(ranks.shape, 0.5)
-            else:
-                weights = ranks.sub(below.to(x.dtype))
+            r = ranks.detach()
+            r = {"lower": r.floor, "higher": r.ceil, "nearest": r.round}.get(
+                interpolation, lambda: r)()
+            below = r.to(_dt.int64)
+            above = r.ceil().to(_dt.int64)
+        if interpolation == "midpoint":
+            weights = ranks.new_full(ranks.shape, 0.5)
+        else:
+            weights = ranks.sub(below.to(x.dtype))
         out = s.gather(-1, below)
         if interpolation in ("linear", "midpoint"):
             out = _lerp(out, s.gather(-1, above), weights)

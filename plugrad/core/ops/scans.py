@@ -13,6 +13,7 @@ from collections import namedtuple
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError
+from plugrad.core.factories import arange
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._dims import filled
 from plugrad.core.ops.declare import op
@@ -40,7 +41,7 @@ def _scan_index(x, is_max):
     """For each position along the last dim, the index of the running max (min): the
     latest of equal values, and the latest NaN once one is seen (as PyTorch)."""
     n = x.shape[-1]
-    v = x if x.dtype is not _dt.bool_ else x.to(_dt.uint8)
+    v = x if x.dtype is not _dt.bool_ else x.to(_dt.int64)
     floating = v.dtype.is_floating_point
     idx = filled(x, (n,), 0, _dt.int64)
     idx = idx.add(_arange(x, n)).expand(v.shape)
@@ -57,7 +58,6 @@ def _scan_index(x, is_max):
 
 
 def _arange(x, n):
-    from plugrad.core.factories import arange
     return arange(n, device=x.device)
 
 
@@ -115,7 +115,7 @@ def logcumsumexp(x, dim):
 def _runs(keys, flat):
     """Where a new run of equal values starts along dim 0 (``keys``: 1-D, or rows)."""
     if keys.dtype is _dt.bool_:
-        keys = keys.to(_dt.uint8)
+        keys = keys.to(_dt.int64)
     change = keys[1:].ne(keys[:-1])
     if not flat:
         change = change.reshape(change.shape[0], -1).any(1)
@@ -126,7 +126,7 @@ def _lex_order(rows):
     """The stable lexicographic order of the rows of a 2-D tensor (last column first)."""
     n, m = rows.shape
     order = _arange(rows, n)
-    keys = rows if rows.dtype is not _dt.bool_ else rows.to(_dt.uint8)
+    keys = rows if rows.dtype is not _dt.bool_ else rows.to(_dt.int64)
     for c in range(m - 1, -1, -1):
         order = order.index_select(0, keys[:, c].index_select(0, order).argsort(0))
     return order

@@ -1,5 +1,5 @@
-"""Writing by index: index_copy, index_fill, index_put, masked_scatter, scatter_reduce (and
-``scatter(reduce='multiply')``).
+"""Writing by index: scatter (with ``reduce=``), index_copy, index_fill, index_put,
+masked_scatter, scatter_reduce.
 
 All but ``scatter_reduce``'s ``amax``/``amin`` are compositions of ``scatter``,
 ``index_add``, ``index_select`` and elementwise ops, so their gradients are those rules.
@@ -20,11 +20,29 @@ from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._dims import filled
 from plugrad.core.ops.declare import op
+from plugrad.core.ops import indexing as _ix
 from plugrad.core.ops.indexing import (_check_scatter_shapes, as_index_tensor, index_add,
-                                       scatter, wrap_negative)
+                                       scatter_add, wrap_negative)
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.slicing import basic_slice
 from plugrad.core.tensor import Tensor, _wrap_dim
+
+
+@op("scatter", method="scatter", inplace="scatter_")
+def scatter(x, dim, index, src=None, value=None, *, reduce=None):
+    """A copy of ``x`` with ``src`` (or ``value``) written at ``index`` along ``dim``;
+    ``reduce='add'``/``'multiply'``: added or multiplied in instead."""
+    src = src if src is not None else value
+    if reduce is None:
+        return _ix.scatter(x, dim, index, src)
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
+                           f"{reduce!r}")
+    if not isinstance(src, Tensor):
+        src = x.new_full(as_index_tensor("scatter", index, x).shape, src)
+    if reduce == "add":
+        return scatter_add(x, dim, index, src)
+    return scatter_reduce(x, dim, index, src, "prod")
 
 
 def _along(index, axis, ndim):
