@@ -131,6 +131,12 @@ ORDER_CASES = {
     "kthvalue": (lambda M, x: M.kthvalue(x, 3, 0), [_f(5, 2)]),
     "kthvalue keepdim": (lambda M, x: x.kthvalue(2, dim=-1, keepdim=True), [_f(2, 4)]),
     "kthvalue NaN largest": (lambda M, x: M.kthvalue(x, 3, 1), [NANS[:2]]),
+    "kthvalue ties": (lambda M, x: (M.kthvalue(x, 2, 1), x.kthvalue(3), x.kthvalue(5)),
+                      [TIES]),
+    "kthvalue int ties": (lambda M, x: tuple(M.kthvalue(x, k) for k in range(1, 8)),
+                          [np.array([3, 1, 3, 1, 2, 2, 7])]),
+    "kthvalue NaN ties": (lambda M, x: tuple(M.kthvalue(x, k, 0) for k in (1, 3, 4, 5)),
+                          [np.array([[NAN, 1.0], [2, NAN], [NAN, 1], [1, NAN], [2, 1]])]),
     "mode": (lambda M, x: M.mode(x, 1), [TIES]),
     "mode int ties": (lambda M, x: M.mode(x), [np.array([3, 1, 3, 1, 2, 2, 7])]),
     "mode dim 0": (lambda M, x: x.mode(0, True), [_i(6, 3, high=3)]),
@@ -148,6 +154,27 @@ ORDER_CASES["quantile all, NaN"] = (lambda M, x: M.quantile(x, 0.3), [NANS])
 ORDER_CASES["quantile keepdim, no dim"] = (
     lambda M, x, q: x.quantile(q, keepdim=True), [_f(2, 3), np.array([0.2, 1.0])])
 ORDER_CASES["quantile 0-d q"] = (lambda M, x, q: M.quantile(x, q, 0), [_f(4, 2), np.array(0.6)])
+
+
+def test_mode_long_rows(device):
+    """Beyond 16 elements PyTorch's index is wherever its unstable sort leaves the value:
+    the values agree, and the index is an occurrence of it."""
+    x = RNG.integers(0, 3, (4, 40))
+    want = torch.mode(torch.tensor(x), 1)
+    got = plugrad.mode(plugrad.tensor(x, device=device), 1)
+    assert got.values.tolist() == want.values.tolist()
+    assert all(x[r, i] == v for r, (i, v) in enumerate(zip(got.indices.tolist(),
+                                                         got.values.tolist())))
+
+
+def test_kthvalue_ties_as_torch_quickselect(device):
+    x = RNG.integers(0, 4, (3, 37)).astype(float)
+    x[RNG.random(x.shape) < 0.1] = NAN
+    for k in (1, 9, 18, 30, 37):
+        want = torch.kthvalue(torch.tensor(x), k, 1)
+        got = plugrad.kthvalue(plugrad.tensor(x, device=device), k, 1)
+        assert got.indices.tolist() == want.indices.tolist(), k
+        np.testing.assert_array_equal(np.array(got.values.tolist()), want.values.numpy())
 
 
 def test_nanmedian_all_nan_row(device):

@@ -6,9 +6,10 @@ PyTorch's ``value_selecting_reduction_backward``). The full reductions ``median(
 ``nanmedian()`` share the gradient evenly among ties, as PyTorch does.
 
 Ties: ``median``/``nanmedian`` along a dim return the index PyTorch does (the stable order's
-position, its ``nth_element`` breaks ties by index); ``mode`` returns the last occurrence of
-the smallest most frequent value; ``kthvalue`` returns the stable order's index (PyTorch's
-quickselect may return another index of an equal value).
+position, its ``nth_element`` breaks ties by index); ``kthvalue`` replays PyTorch's
+quickselect on the rows where the value is tied; ``mode`` returns the last occurrence of the
+smallest most frequent value (PyTorch's own index comes from an unstable sort: the same for
+up to 16 elements along the dim, another occurrence of the same value beyond).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError
+from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._dims import filled
 from plugrad.core.ops.declare import op
@@ -131,7 +133,81 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     if x.ndim == 0:
         return kthvalue_t(x.clone(), filled(x, (), 0, _dt.int64))
     shape = tuple(1 if d == axis else s for d, s in enumerate(x.shape))
-    return _pick(x, axis, filled(x, shape, k - 1, _dt.int64), keepdim, kthvalue_t)
+    order = _order(x, axis)
+    indices = _quickselect_ties(x, axis, k - 1, order.gather(axis, filled(x, shape, k - 1,
+                                                                          _dt.int64)))
+    values = x.gather(axis, indices)
+    if not keepdim:
+        values, indices = values.squeeze(axis), indices.squeeze(axis)
+    return kthvalue_t(values, indices)
+
+
+def _quickselect_ties(x, axis, k, indices):
+    """``indices`` (the stable order's) with the rows whose ``k``-th value is tied replaced
+    by the index PyTorch's quickselect returns there (its ``quick_select_template``: median
+    of three, Hoare partition, NaN largest), so ties resolve as in PyTorch. Untied rows need
+    no work: any selection returns their one index."""
+    if x.numel() == 0:
+        return indices
+    with no_grad():
+        rows = x.detach().movedim(axis, -1)
+        rows = rows.reshape(-1, rows.shape[-1])
+        at = rows.gather(1, indices.movedim(axis, -1).reshape(-1, 1))
+        same = rows.eq(at)
+        if x.dtype.is_floating_point:
+            same = same.logical_or(rows.isnan().logical_and(at.isnan()))
+        tied = same.sum(1).gt(1).nonzero().reshape(-1).tolist()
+        if not tied:
+            return indices
+        flat = indices.movedim(axis, -1).reshape(-1).tolist()
+        for r in tied:
+            flat[r] = _torch_quickselect(rows[r].tolist(), k)
+        out = tensor(flat, device=x.device).reshape(indices.movedim(axis, -1).shape)
+        return out.movedim(-1, axis)
+
+
+def _above(a, b):
+    """PyTorch's ``gt_or_nan``: NaN is above every number."""
+    return (a != a and b == b) or a > b
+
+
+def _torch_quickselect(vals, k):
+    """The index PyTorch's CPU ``kthvalue`` returns for the ``k``-th (0-based) of ``vals``."""
+    arr, idx = list(vals), list(range(len(vals)))
+
+    def swap(i, j):
+        arr[i], arr[j] = arr[j], arr[i]
+        idx[i], idx[j] = idx[j], idx[i]
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _above(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if _above(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if _above(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if _above(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while _above(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while _above(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return idx[k]
 
 
 @op("mode", method="mode")

@@ -43,8 +43,7 @@ def _scan_index(x, is_max):
     n = x.shape[-1]
     v = x if x.dtype is not _dt.bool_ else x.to(_dt.int64)
     floating = v.dtype.is_floating_point
-    idx = filled(x, (n,), 0, _dt.int64)
-    idx = idx.add(_arange(x, n)).expand(v.shape)
+    idx = _arange(x, n).expand(*v.shape)
     d = 1
     while d < n:
         (lv, rv), (li, ri) = _shift_pairs(v, d), _shift_pairs(idx, d)
