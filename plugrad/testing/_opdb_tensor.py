@@ -22,7 +22,6 @@ F64 = ("float32", "float64")
 NOT_OPS_TENSOR = {
     "triu_indices": "factory (index pairs of a shape): tests/core/test_tensor_ops_vs_torch.py",
     "tril_indices": "factory (index pairs of a shape): tests/core/test_tensor_ops_vs_torch.py",
-    "is_contiguous": "returns a Python bool (layout metadata)",
 }
 
 

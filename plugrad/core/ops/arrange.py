@@ -293,11 +293,3 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """``2 x N`` indices of the lower triangle of a ``row x col`` matrix (row-major)."""
     return _tri_indices("tril_indices", row, col, offset, dtype, device, False)
 
-
-@op(method="is_contiguous")
-def is_contiguous(x, memory_format=None):
-    """True: plugrad tensors have no user-visible strides (``view`` accepts any layout and
-    ``contiguous()`` returns the tensor itself), so every tensor acts as a contiguous one.
-    Answering from the backend array's layout instead would make
-    ``x.contiguous().is_contiguous()`` False."""
-    return True
