@@ -66,14 +66,16 @@ def window_geometry(op, kernel, stride, padding, dilation):
 
 
 def out_size(op, size, k, s, pads, d, ceil_mode=False):
+    """PyTorch's output length: with ``ceil_mode`` a last partial window counts (even one
+    longer than the padded input) unless it would start past the left padding and input."""
     span = size + pads[0] + pads[1] - d * (k - 1) - 1
-    if span < 0:
+    out = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + pads[0]:
+        out -= 1  # the last window must start inside the input or the left padding
+    if out < 1:
         raise ShapeError(f"{op}: Calculated output size is too small (input size {size}, "
                          f"padding {pads}, dilation {d}, kernel size {k}): the kernel does "
                          f"not fit in the padded input")
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= size + pads[0]:
-        out -= 1  # the last window must start inside the input or the left padding
     return out
 
 
