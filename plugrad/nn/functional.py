@@ -11,11 +11,8 @@ import math
 
 import plugrad
 from plugrad.core.autograd.node import present_as as _named
-from plugrad.core.ops.conv import fold2d as _fold2d
-from plugrad.core.ops.conv import unfold2d as _unfold2d
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
-from plugrad.core.ops.movement import pad
-from plugrad.core.ops.window import window_geometry as _window_geometry
+from plugrad.core.ops.window import window_geometry as _window_geometry  # noqa: F401
 from plugrad.nn._dtypes import expect_dtype as _expect
 from plugrad.nn.functional_losses import *  # noqa: F401,F403 - the loss functions
 from plugrad.nn.functional_losses import __all__ as _losses_all
@@ -28,6 +25,8 @@ from plugrad.nn.functional_margin_losses import *  # noqa: F401,F403 - margin lo
 from plugrad.nn.functional_margin_losses import __all__ as _margin_all
 from plugrad.nn.functional_norms import *  # noqa: F401,F403 - group/instance/rms norms
 from plugrad.nn.functional_norms import __all__ as _norms_all
+from plugrad.nn.functional_spatial import *  # noqa: F401,F403 - pad, pixel shuffle, fold
+from plugrad.nn.functional_spatial import __all__ as _spatial_all
 
 # The core's ops declared with an ``nn.functional`` spelling (linear, conv, pooling, norms,
 # gelu, ...): one declaration each, beside its forward (plugrad/core/ops/declare.py).
@@ -131,40 +130,6 @@ def bilinear(x1, x2, weight, bias=None):
                                  f"not match weight {list(weight.shape)} (out, in1, in2)")
     y = plugrad.einsum("...i,oij,...j->...o", x1, weight, x2)
     return y + bias if bias is not None else y
-
-
-# ====================================================================== windows
-def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
-    """im2col: ``(N, C * kh * kw, L)`` blocks of a 4-D input (``torch.nn.functional.unfold``)."""
-    _expect("unfold", x, bool_=True)
-    kernel, stride, pads, dilation = _window_geometry("unfold", kernel_size, stride, padding,
-                                                      dilation)
-    cols = _unfold2d(x, kernel, stride, pads, dilation)
-    n, c, kh, kw, oh, ow = cols.shape
-    return cols.reshape(n, c * kh * kw, oh * ow)
-
-
-def fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """col2im, the adjoint of :func:`unfold`: sums blocks back into ``(N, C, *output_size)``."""
-    _expect("fold", x, bool_=True)
-    if x.dtype == plugrad.bool:  # overlapping blocks add as bools do in PyTorch: "or"
-        return _fold(x.long(), output_size, kernel_size, dilation, padding, stride) > 0
-    return _fold(x, output_size, kernel_size, dilation, padding, stride)
-
-
-def _fold(x, output_size, kernel_size, dilation, padding, stride):
-    kernel, stride, pads, dilation = _window_geometry("fold", kernel_size, stride, padding,
-                                                      dilation)
-    hw = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    oh = (hw[0] + sum(pads[0]) - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
-    ow = (hw[1] + sum(pads[1]) - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
-    n, ck, l_ = x.shape
-    c = ck // (kernel[0] * kernel[1])
-    if c * kernel[0] * kernel[1] != ck or oh * ow != l_:
-        raise plugrad.ShapeError(f"fold: input of shape {list(x.shape)} does not match "
-                                 f"kernel_size {kernel} and output_size {hw} ({oh * ow} blocks)")
-    return _fold2d(x.reshape(n, c, kernel[0], kernel[1], oh, ow), hw, kernel, stride, pads,
-                   dilation)
 
 
 # ====================================================================== normalisation
@@ -320,3 +285,5 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 # multi-head attention uses the functions above, so it is imported last
 from plugrad.nn.functional_attention import multi_head_attention_forward  # noqa: E402,F401
+
+__all__ += [n for n in _spatial_all if n not in __all__]  # noqa: E305

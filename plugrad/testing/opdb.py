@@ -1506,6 +1506,7 @@ _add(
 # ====================================================================== nn.functional
 from plugrad.testing._opdb_nn import NOT_OPS_NN  # noqa: E402 - its entries need the above
 from plugrad.testing import _opdb_linalg  # noqa: E402,F401 - plugrad.linalg's entries
+from plugrad.testing import _opdb_spatial  # noqa: E402,F401 - transposed conv, pools, resampling
 
 NOT_OPS.update(NOT_OPS_NN)
 from plugrad.testing._opdb_layers import NOT_OPS_LAYERS  # noqa: E402 - issue 15's layers

@@ -9,6 +9,8 @@ from plugrad.nn.modules.misc import Dropout, Embedding, Flatten, Unflatten
 from plugrad.nn.modules.module import Module
 from plugrad.nn.modules.normalization import BatchNorm1d, BatchNorm2d, LayerNorm
 from plugrad.nn.modules.pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from plugrad.nn.modules.spatial import *  # noqa: F401,F403 - transposed conv, pads, resampling
+from plugrad.nn.modules.spatial import __all__ as _spatial_all
 from plugrad.nn.modules.rnn import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell,
                                     RNNCellBase)
 from plugrad.nn.modules.attention import MultiheadAttention
@@ -43,3 +45,4 @@ __all__ += ["CELU", "GLU", "PReLU", "RReLU", "SELU", "Hardshrink", "Hardsigmoid"
             "Dropout1d", "Dropout2d", "Dropout3d", "EmbeddingBag", "FeatureAlphaDropout",
             "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
             "LocalResponseNorm", "RMSNorm"]
+__all__ += list(_spatial_all)
