@@ -10,6 +10,7 @@ import functools
 import numpy as np
 
 from plugrad.core import naming
+from plugrad.core.errors import OpError
 
 
 class DType:
@@ -186,3 +187,35 @@ def result_type_of(dims: tuple[tuple[DType, bool], ...]) -> DType:
     if zero_result is None:
         return dim_result
     return _combine(dim_result, zero_result)
+
+
+def wrap_int(value: int, dtype: DType) -> int:
+    """A Python int as C converts it to the integer ``dtype``: modulo ``2**bits`` (PyTorch:
+    ``uint8_tensor <= -1`` compares with 255, ``int8_tensor + 200`` adds -56)."""
+    if not -(1 << 63) <= value < (1 << 64):
+        raise OverflowError(f"Python int {value} too big to convert to {dtype.name}")
+    bits = 8 * dtype.itemsize
+    value &= (1 << bits) - 1
+    if dtype.kind == "i" and value >> (bits - 1):
+        value -= 1 << bits
+    return value
+
+
+def checked_scalar(op: str, value, dtype: DType):
+    """A Python scalar converted to ``dtype`` as PyTorch's checked conversion does (fill
+    values, clamp bounds, ``where``/``masked_fill`` scalars): an integer dtype takes a value
+    in its range (an unsigned one also ``-max..-1``, wrapping) and truncates a float; out of
+    range is ``RuntimeError: value cannot be converted to type ... without overflow``."""
+    kind = dtype.kind
+    if kind not in "iu" or type(value) is bool:
+        return float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
+    bits = 8 * dtype.itemsize
+    if kind == "u":
+        lo, hi = -((1 << bits) - 1), (1 << bits) - 1
+    else:
+        lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if value != value or not lo <= value <= hi:  # NaN and inf too
+        c = {"u": "uint", "i": "int"}[kind]
+        raise OpError(f"{op}: value cannot be converted to type {c}{bits}_t without overflow "
+                      f"(got {value!r})")
+    return wrap_int(int(value), dtype)

@@ -215,7 +215,7 @@ def _filled(op, size, value, dt, device, requires_grad) -> Tensor:
     k = table_for(dev)
     check_dtype_supported(op, k, dt)
     kind = dt.kind
-    v = float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
+    v = _dt.checked_scalar(op, value, dt)
     return _finish(k.full(size, v, dt.name, dev.index), dt, dev, k, requires_grad)
 
 

@@ -158,7 +158,7 @@ CATALOGUE = [
          "Target -5 is out of bounds."),
     Case("ce-float-target", "cross-entropy given float class indices",
          "F.cross_entropy(pg.zeros(2, 3, device=d), pg.tensor([0.0, 1.0], device=d))",
-         TypeError,
+         pg.DTypeError,
          "cross_entropy: expected target of integer class indices (int64) with shape [2], got "
          "plugrad.float32 with shape [2]. For class probabilities the target must be floating "
          "and have the input's shape [2, 3]."),

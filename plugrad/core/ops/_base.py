@@ -72,5 +72,6 @@ def _scalar_as(value, dtype):
     if kind == "f":
         return value if type(value) is float else float(value)
     if kind in "iu":
-        return int(value)
+        return _dt.wrap_int(int(value), dtype)
     return bool(value)
+

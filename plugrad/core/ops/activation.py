@@ -6,6 +6,8 @@ is not either.
 """
 from __future__ import annotations
 
+import math
+
 from plugrad.core import autocast as _ac
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
@@ -104,7 +106,11 @@ def gelu(x, approximate="none"):
     if not x.dtype.is_floating_point:
         raise DTypeError(f"gelu: expected a floating point input, got {x.dtype.name}")
     k = x._k
-    r = _wrap(k.gelu(x._data, approximate), x.dtype, x.device, k)
+    out = k.gelu(x._data, approximate)
+    if approximate == "none" and x.dtype is not _dt.float64:
+        # PyTorch's float32 (and half) kernel gives NaN at +inf, as at -inf
+        out = k.where(k.eq(x._data, math.inf), math.nan, out)
+    r = _wrap(out, x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = GeluBackward0()
         node.approximate = approximate

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as _np
+
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record_binary, recording
-from plugrad.core.errors import DTypeError, kernel_error
+from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops._base import _SCALARS, binary_operands
 from plugrad.core.ops.declare import op
+from plugrad.core.ops.select import where as _where
 from plugrad.core.tensor import Tensor, _wrap
 
 
@@ -33,8 +36,8 @@ class SubBackward0(Node):
 
 
 def _add_like(name, node_cls, a, b, alpha):
-    if alpha != 1:
-        b = b * alpha
+    if type(alpha) is not int or alpha != 1:
+        b = b * _alpha(name, a, b, alpha)
     if node_cls is SubBackward0 and ((isinstance(a, Tensor) and a.dtype is _dt.bool_) or (
             isinstance(b, Tensor) and b.dtype is _dt.bool_) or isinstance(a, bool)
             or isinstance(b, bool)):
@@ -51,6 +54,23 @@ def _add_like(name, node_cls, a, b, alpha):
     if _state.enabled and ((isinstance(a, Tensor) and a._rg) or (isinstance(b, Tensor) and b._rg)):
         record_binary(r, node_cls(), a, b)
     return r
+
+
+def _alpha(name, a, b, alpha):
+    """``alpha`` as PyTorch converts it to the result dtype: a float alpha with integer
+    operands, or a bool one with non-bool operands, is an error; an integer result takes it
+    with the overflow check of a fill value."""
+    dt = binary_operands(name, a, b)[2]
+    if type(alpha) is bool and dt is not _dt.bool_:
+        raise DTypeError(f"{name}: Boolean alpha only supported for Boolean results.")
+    if dt is _dt.bool_:
+        return bool(alpha)
+    if dt.kind in "iu":
+        if isinstance(alpha, float):
+            raise DTypeError(f"{name}: For integral input tensors, argument alpha must not be "
+                             f"a floating point number.")
+        return _dt.checked_scalar(name, alpha, dt)
+    return alpha
 
 
 @op("add", method="add", inplace="add_", dunder="__add__ __radd__", augmented="__iadd__",
@@ -124,7 +144,7 @@ def _float_operands(name, a, b):
     dunder="__truediv__", augmented="__itruediv__", fast_inplace="div")
 def div(a, b, *, rounding_mode=None):
     if rounding_mode == "floor":
-        return floor_divide(a, b)
+        return _floor_divide(a, b, DivFloorBackward0)
     if rounding_mode == "trunc":
         q = div(a, b)
         out = q.trunc()
@@ -174,10 +194,30 @@ def _is_bool(v) -> bool:
     return v.dtype is _dt.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
 
 
+class DivFloorBackward0(Node):
+    """``div(rounding_mode='floor')``: a result that requires grad, its gradient 0."""
+
+    def grad(self, F, g):
+        zero = F.full(tuple(g.shape), 0.0, F.dtype_of(g), self.device.index)
+        return (zero if self.next[0] else None), (zero if self.next[1] else None)
+
+
+class FloorDivideBackward0(Node):
+    """PyTorch's ``floor_divide`` has no derivative: its result requires grad, and
+    backward through it raises."""
+
+    def grad(self, F, g):
+        raise RuntimeError("the derivative for 'floor_divide' is not implemented.")
+
+
 @op("floor_divide", method="floor_divide", inplace="floor_divide_", dunder="__floordiv__",
     augmented="__ifloordiv__")
 def floor_divide(a, b):
     """``a // b`` rounding toward negative infinity (not differentiable)."""
+    return _floor_divide(a, b, FloorDivideBackward0)
+
+
+def _floor_divide(a, b, node_cls):
     _refuse_bool("floor_divide", a, b)
     k, dev, dt, ad, bd = binary_operands("floor_divide", a, b)
     _check_int_division("floor_divide", k, dt, bd)
@@ -185,7 +225,10 @@ def floor_divide(a, b):
         out = k.floordiv(ad, bd)
     except Exception as exc:
         raise kernel_error("floor_divide", exc, a, b) from exc
-    return _wrap(out, dt, dev, k)
+    r = _wrap(out, dt, dev, k)
+    if dt.is_floating_point and recording(a, b):
+        record_binary(r, node_cls(), a, b)
+    return r
 
 
 @op(reflected="__rfloordiv__")
@@ -212,6 +255,8 @@ def remainder(a, b):
         out = k.remainder(ad, bd)
     except Exception as exc:
         raise kernel_error("remainder", exc, a, b) from exc
+    if dt.kind == "f":  # a zero result has the dividend's sign (PyTorch keeps fmod's zero)
+        out = k.where(k.eq(out, 0.0), k.fmod(ad, bd), out)
     r = _wrap(out, dt, dev, k)
     if recording(a, b):
         sa = a if isinstance(a, Tensor) else ad
@@ -340,16 +385,66 @@ def _numel(arr) -> int:
 
 
 # ====================================================================== composites
+# Multi-operand ops compute at the promoted precision of all their operands (not pairwise:
+# ``addcmul(float64, float16, float16)`` multiplies in float64), in PyTorch's order of
+# operations, and float16/bfloat16 in float32 rounded once (PyTorch's CPU "opmath").
+def _promoted(*ts):
+    dt = _dt.result_type_of(tuple((t.dtype, not t._data.shape) for t in ts
+                                  if isinstance(t, Tensor)))
+    work = _dt.float32 if dt.kind == "f" and dt.itemsize == 2 else dt
+    return [t.to(work) if isinstance(t, Tensor) and t.dtype is not work else t
+            for t in ts], dt, work
+
+
+def _rounded(v, work):
+    """A Python float as the kernel sees it in ``work`` (float32: rounded to float32)."""
+    return float(_np.float32(v)) if work is _dt.float32 else v
+
+
+def _finish(r, dt):
+    return r if r.dtype is dt else r.to(dt)
+
+
 @op("lerp", method="lerp", inplace="lerp_")
 def lerp(a, b, weight):
-    return a + (b - a) * weight
+    """PyTorch's formula: ``a + w (b - a)`` for ``|w| < 0.5``, else ``b - (b - a)(1 - w)``
+    (exact at both ends); ``end`` and a Tensor ``weight`` must have ``a``'s dtype."""
+    for what, t in (("end", b), ("weight", weight)):
+        if isinstance(t, Tensor) and isinstance(a, Tensor) and t.dtype is not a.dtype:
+            raise DTypeError(f"lerp: expected dtype {c_dtype_name(a.dtype).lower()} for "
+                             f"`{what}` but got dtype {c_dtype_name(t.dtype).lower()}")
+    (a, b, w), dt, work = _promoted(a, b, weight)
+    d = b - a
+    if isinstance(w, Tensor):
+        return _finish(_where(w.abs() < 0.5, a + w * d, b - d * (1.0 - w)), dt)
+    w = _rounded(float(w), work)
+    return _finish(a + w * d if abs(w) < 0.5 else b - d * _rounded(1.0 - w, work), dt)
 
 
 @op("addcmul", method="addcmul", inplace="addcmul_")
 def addcmul(x, t1, t2, *, value=1):
-    return x + t1 * t2 * value
+    """``x + value * t1 * t2``; integer operands take ``value`` converted to their dtype
+    (``value=0.5`` is 0, as in PyTorch)."""
+    (x, t1, t2), dt, work = _promoted(x, t1, t2)
+    if dt.kind in "iub":
+        value = _dt.checked_scalar("addcmul", value, dt)
+    if value == 1:
+        return _finish(x + t1 * t2, dt)
+    return _finish(x + (t1 * _rounded(value, work)) * t2, dt)
 
 
 @op("addcdiv", method="addcdiv", inplace="addcdiv_")
 def addcdiv(x, t1, t2, *, value=1):
-    return x + t1 / t2 * value
+    """``x + value * t1 / t2`` (integer operands are an error, as in PyTorch)."""
+    if all(isinstance(t, Tensor) and not t.dtype.is_floating_point for t in (t1, t2)):
+        raise DTypeError("addcdiv: Integer division with addcdiv is no longer supported, and "
+                         "in a future release addcdiv will perform a true division of tensor1 "
+                         "and tensor2. The historic addcdiv behavior can be implemented as "
+                         "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                         "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                         "float inputs. The future addcdiv behavior is just the latter "
+                         "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    (x, t1, t2), dt, work = _promoted(x, t1, t2)
+    if value == 1:
+        return _finish(x + t1 / t2, dt)
+    return _finish(x + (t1 * _rounded(value, work)) / t2, dt)

@@ -265,8 +265,7 @@ def masked_fill(x, mask, value):
                              f"got tensor with {value.ndim} dimension(s)")
         value = value.to(x.dtype)
     else:
-        value = float(value) if x.dtype.is_floating_point else (
-            bool(value) if x.dtype is _dt.bool_ else int(value))
+        value = _dt.checked_scalar("masked_fill", value, x.dtype)
     out = where(mask, value, x)
     return out if out.dtype is x.dtype else out.to(x.dtype)
 

@@ -205,8 +205,7 @@ def _replace(s, v):
 
 
 def _python_scalar(x, value):
-    kind = x.dtype.kind
-    return float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
+    return _dt.checked_scalar("fill_", value, x.dtype)  # PyTorch's overflow check
 
 
 def zero_(x):

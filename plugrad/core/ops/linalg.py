@@ -158,6 +158,7 @@ def outer(a, b):
 @op("addmm", method="addmm")
 def addmm(bias, a, b, *, beta=1, alpha=1):
     if _ac.active: bias, a, b = _ac.autocast_args("addmm", bias, a, b)
+    _check_addmm("addmm", bias, a, b, 2)
     out = matmul(a, b)
     if alpha != 1:
         out = out * alpha
@@ -167,7 +168,29 @@ def addmm(bias, a, b, *, beta=1, alpha=1):
 @op("baddbmm", method="baddbmm")
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
     if _ac.active: bias, a, b = _ac.autocast_args("baddbmm", bias, a, b)
-    return addmm(bias, a, b, beta=beta, alpha=alpha)
+    _check_addmm("baddbmm", bias, a, b, 3)
+    out = matmul(a, b)
+    if alpha != 1:
+        out = out * alpha
+    return out + (bias if beta == 1 else bias * beta)
+
+
+def _check_addmm(name, bias, a, b, nd):
+    """PyTorch's checks: the factors are matrices (batches of them for ``baddbmm``) and the
+    input expands to the product's shape (no more dims, each 1 or equal)."""
+    what = ("mat1", "mat2") if nd == 2 else ("batch1", "batch2")
+    for w, m in zip(what, (a, b)):
+        if isinstance(m, Tensor) and m.ndim != nd:
+            raise ShapeError(f"{name}: {w} must be a {'matrix' if nd == 2 else '3D tensor'}, "
+                             f"got {m.ndim}-D tensor")
+    if not (isinstance(bias, Tensor) and isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return
+    size = tuple(a.shape[:-1]) + (b.shape[-1],)
+    shape = tuple(bias.shape)
+    if len(shape) > len(size) or any(s not in (1, n) for s, n in
+                                     zip(shape[::-1], size[::-1])):
+        raise ShapeError(f"{name}: the input of shape {shape_str(shape)} cannot be expanded to "
+                         f"the product's shape {shape_str(size)}")
 
 
 # ---------------------------------------------------------------------- einsum

@@ -17,10 +17,10 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node, torch_named
-from plugrad.core.autograd.record import record, recording
-from plugrad.core.errors import ShapeError, shape_str
+from plugrad.core.autograd.record import input_meta, record, recording
+from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, shape_str
 from plugrad.core.factories import arange
-from plugrad.core.grad_mode import _state
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops.select import where
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -168,7 +168,7 @@ def checked_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
     count. The targets are read to the host once (bounds checks need them there anyway)."""
     _check_tensor(op, "target", target)
     if target.dtype.is_floating_point or target.dtype is _dt.bool_:
-        raise TypeError(
+        raise DTypeError(  # a RuntimeError, as PyTorch's (and a TypeError)
             f"{op}: expected target of integer class indices (int64) with shape "
             f"{shape_str((x.shape[0],) + tuple(x.shape[2:]))}, got {target.dtype} with shape "
             f"{shape_str(target.shape)}. For class probabilities the target must be floating "
@@ -305,6 +305,22 @@ def _check_same_shape(x: Tensor, target: Tensor) -> None:
                          f"ensure they have the same size.")
 
 
+def _check_weight_shape(w, x: Tensor) -> None:
+    """A BCE weight broadcasts to the input's shape and no further (PyTorch computes into
+    an input-shaped result)."""
+    if w is None or tuple(w.shape) == tuple(x.shape):
+        return
+    try:
+        full = broadcast_shapes("binary_cross_entropy", tuple(w.shape), tuple(x.shape))
+    except ShapeError:
+        full = None
+    if full != tuple(x.shape):
+        raise ShapeError(f"binary_cross_entropy: output with shape {shape_str(x.shape)} doesn't "
+                         f"match the broadcast shape "
+                         f"{shape_str(full if full else w.shape)} (weight of shape "
+                         f"{shape_str(w.shape)})")
+
+
 class BinaryCrossEntropyBackward0(Node):
 
     scale = None  # the mean's 1/n
@@ -313,12 +329,46 @@ class BinaryCrossEntropyBackward0(Node):
         if self.scale is not None:
             g = F.mul(g, self.scale)
         gw = F.mul(g, w) if w is not None else g
-        gx = F.div(F.mul(gw, F.sub(x, t)), F.maximum(F.mul(F.sub(1.0, x), x), 1e-12))
+        if getattr(F, "tensors", False) and recording(gw, x, t):  # create_graph
+            gx = _bce_grad_input(gw, x, t)
+        else:
+            gx = F.div(F.mul(gw, F.sub(x, t)), F.maximum(F.mul(F.sub(1.0, x), x), _BCE_EPS))
         gt = None
         if self.next[1] is not None:
             gt = F.mul(gw, F.sub(F.maximum(F.log(F.sub(1.0, x)), -100.0),
                                  F.maximum(F.log(x), -100.0)))
         return gx, gt
+
+
+_BCE_EPS = 1e-12
+
+
+class BinaryCrossEntropyBackwardBackward0(Node):
+    """The gradient of BCE's input gradient ``gw (x - t) / max((1 - x) x, eps)``: PyTorch's
+    own formulas (eps added, not clamped), so the second derivative at ``x = t`` in
+    ``{0, 1}`` is 0 rather than the clamp's ``1 / eps``."""
+
+    def grad(self, F, gg, gw, x, t):
+        eps = _BCE_EPS
+        ggw = ggx = ggt = None
+        if self.next[0]:
+            ggw = F.mul(gg, F.div(F.sub(x, t), F.mul(F.add(F.sub(1.0, x), eps), F.add(x, eps))))
+        if self.next[1]:
+            num = F.add(F.sub(F.mul(x, x), F.mul(F.mul(x, t), 2.0)), t)
+            den = F.mul(F.pow(F.add(x, eps), 2.0), F.pow(F.add(F.sub(1.0, x), eps), 2.0))
+            ggx = F.mul(F.div(num, den), F.mul(gg, gw))
+        if self.next[2]:
+            ggt = F.div(F.neg(F.mul(gg, gw)), F.maximum(F.mul(F.sub(1.0, x), x), eps))
+        return ggw, ggx, ggt
+
+
+def _bce_grad_input(gw: Tensor, x: Tensor, t: Tensor) -> Tensor:
+    with no_grad():
+        gx = gw * (x - t) / ((1.0 - x) * x).clamp(min=_BCE_EPS)
+    node = BinaryCrossEntropyBackwardBackward0()
+    record(gx, node, (gw, x, t), (gw, x, t))
+    node.meta = input_meta(gx, (gw, x, t))
+    return gx
 
 
 def _reduced(loss: Tensor, node: Node, reduction: str) -> Tensor:
@@ -341,6 +391,7 @@ def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None,
     if xd.numel() and (xd.min().item() < 0 or xd.max().item() > 1):
         raise RuntimeError("all elements of input should be between 0 and 1")
     w = _as_float(op, weight, x).detach() if weight is not None else None
+    _check_weight_shape(w, x)
     loss = -(td * xd.log().clamp(min=-100.0) + (1.0 - td) * (1.0 - xd).log().clamp(min=-100.0))
     if w is not None:
         loss = loss * w
@@ -392,6 +443,8 @@ def binary_cross_entropy_with_logits_elementwise(x: Tensor, target: Tensor, weig
     t = _as_float(op, target, x)
     w = _as_float(op, weight, x).detach() if weight is not None else None
     pw = _as_float(op, pos_weight, x).detach() if pos_weight is not None else None
+    _check_weight_shape(w, x)
+    _check_weight_shape(pw, x)
     xd, td = x.detach(), t.detach()
     if pw is None:
         loss = (1.0 - td) * xd + _softplus(-xd)

@@ -37,11 +37,15 @@ def flip(x, *dims):
 
 @op("fliplr", method="fliplr")
 def fliplr(x):
+    if x.ndim < 2:
+        raise ShapeError("fliplr: Input must be >= 2-d.")
     return flip(x, 1)
 
 
 @op("flipud", method="flipud")
 def flipud(x):
+    if x.ndim < 1:
+        raise ShapeError("flipud: Input must be >= 1-d.")
     return flip(x, 0)
 
 

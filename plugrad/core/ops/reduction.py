@@ -237,10 +237,11 @@ def logsumexp(x, dim, keepdim=False):
         x = x.to(_dt.get_default_dtype())
     axes = normalize_dims(dim, x.ndim, "logsumexp")
     shape = x._data.shape
-    if count(shape, axes) == 0:
-        return filled(x, reduced_shape(shape, axes, keepdim), -math.inf, x.dtype)
     k = x._k
-    r = _wrap(k.logsumexp(x._data, axes, keepdim), x.dtype, x.device, k)
+    if count(shape, axes) == 0:  # still a result of x (its gradient is empty), as PyTorch
+        r = filled(x, reduced_shape(shape, axes, keepdim), -math.inf, x.dtype)
+    else:
+        r = _wrap(k.logsumexp(x._data, axes, keepdim), x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = LogsumexpBackward0()
         node.axes, node.keepdim = axes, keepdim
@@ -250,15 +251,19 @@ def logsumexp(x, dim, keepdim=False):
 
 # ---------------------------------------------------------------------- logical
 def _logical(name, x, dim, keepdim, is_any):
-    """all/any as max/min of a bool array; an empty reduction gives the identity."""
+    """all/any as max/min of a bool array; an empty reduction gives the identity. A uint8
+    input gives uint8 (PyTorch keeps that dtype for backward compatibility)."""
     axes = normalize_dims(dim, x.ndim, name)
     shape = x._data.shape
+    out_dt = _dt.uint8 if x.dtype is _dt.uint8 else _dt.bool_
     if count(shape, axes) == 0:
-        return filled(x, reduced_shape(shape, axes, keepdim), not is_any, _dt.bool_)
+        return filled(x, reduced_shape(shape, axes, keepdim), int(not is_any), out_dt)
     k = x._k
     b = x._data if x.dtype is _dt.bool_ else k.ne(x._data, 0)
     out = k.max(b, axes, keepdim) if is_any else k.min(b, axes, keepdim)
-    return _wrap(out, _dt.bool_, x.device, k)
+    if out_dt is _dt.uint8:
+        out = k.astype(out, "uint8")
+    return _wrap(out, out_dt, x.device, k)
 
 
 @op("all", method="all")

@@ -1,10 +1,12 @@
 """Selection by condition or comparison: ``where``, ``clamp``, ``maximum``, ``minimum``."""
 from __future__ import annotations
 
+import warnings
+
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import input_meta, record, record_binary, recording
-from plugrad.core.errors import check_device, kernel_error
+from plugrad.core.errors import DTypeError, c_dtype_name, check_device, kernel_error
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._base import binary_operands
 from plugrad.core.ops.declare import op
@@ -27,8 +29,18 @@ def where(cond, a=None, b=None):
     if not isinstance(cond, Tensor):
         raise TypeError("where: condition must be a Tensor")
     if cond.dtype is not _dt.bool_:
+        if cond.dtype is not _dt.uint8:
+            raise DTypeError(f"where expected condition to be a boolean tensor, but got a "
+                             f"tensor with dtype {c_dtype_name(cond.dtype)}")
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=2)
         cond = cond != 0
     if isinstance(a, Tensor) or isinstance(b, Tensor):
+        if isinstance(a, Tensor) != isinstance(b, Tensor):  # a scalar operand: checked
+            t, s = (a, b) if isinstance(a, Tensor) else (b, a)
+            if type(s) is int and t.dtype.kind in "iu":
+                _dt.checked_scalar("where", s, t.dtype)
         k, dev, dt, ad, bd = binary_operands("where", a, b)
         other = a if isinstance(a, Tensor) else b
         if cond.device is not dev:
@@ -165,7 +177,7 @@ def _clamp_scalar(x, bound, lower):
     k = x._k
     dt = _dt.result_with_scalar(x.dtype, bound)
     data = x._data if dt is x.dtype else k.astype(x._data, dt.name)
-    bound_v = float(bound) if dt.is_floating_point else int(bound)
+    bound_v = float(bound) if dt.is_floating_point else _dt.checked_scalar("clamp", bound, dt)
     out = k.maximum(data, bound_v) if lower else k.minimum(data, bound_v)
     if dt.is_floating_point:  # NaN stays NaN whatever the kernel's maximum does with it
         out = k.where(k.isnan(data), data, out)

@@ -9,6 +9,7 @@ from plugrad.core.autograd.grad_ops import expand_back
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.grad_mode import _state
+from plugrad.core.grad_mode import no_grad as _no_grad
 from plugrad.core.ops._dims import check_float, count, normalize_dims
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.extrema import amax, amin
@@ -129,25 +130,64 @@ def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm (``p`` = 2 / "fro" by default, 1, inf, -inf, 0 or any other number).
 
-    The gradient of the 2-norm at zero is 0 (not NaN), as in PyTorch.
+    PyTorch's conventions: a reduction over one element is ``|x|`` (no overflow of
+    ``|x| ** p``); float16/bfloat16 accumulate in float32; the gradient of the 2-norm at
+    zero is 0 and for ``p < 1`` it is 0 where ``x`` is 0; ``p = 0`` counts the nonzeros
+    (a result that requires grad, with no gradient).
     """
     if dtype is not None:
         x = x.to(dtype)
     check_float("norm", x, "Expected a floating point or complex tensor as input")
-    axes = normalize_dims(dim, x.ndim, "norm")
-    if p is None or p in ("fro", 2, 2.0):  # p=None: the 2-norm (PyTorch)
-        return _safe_sqrt(sum(x * x, axes, keepdim))
+    if p is None or p == "fro":  # p=None: the 2-norm (PyTorch)
+        p = 2
     if isinstance(p, str):
         raise ValueError(f"norm(): p={p!r} is not supported (use a number, 'fro' or inf)")
+    axes = normalize_dims(dim, x.ndim, "norm")
+    if x.dtype.itemsize == 2:  # float16 / bfloat16: computed in float32, rounded once
+        return _pnorm(x.float(), p, axes, keepdim).to(x.dtype)
+    return _pnorm(x, p, axes, keepdim)
+
+
+def _pnorm(x, p, axes, keepdim):
+    if p != 0 and count(x._data.shape, axes) == 1:
+        return sum(x.abs(), axes, keepdim)
+    if p == 2:
+        return _safe_sqrt(sum(x * x, axes, keepdim))
     if p == 1:
         return sum(x.abs(), axes, keepdim)
     if p == math.inf:
         return amax(x.abs(), axes if axes is not None else (), keepdim)
     if p == -math.inf:
         return amin(x.abs(), axes if axes is not None else (), keepdim)
-    if p == 0:
-        return sum((x != 0).to(x.dtype), axes, keepdim)
-    return sum(x.abs() ** p, axes, keepdim) ** (1.0 / p)
+    with _no_grad():
+        y = sum((x != 0).to(x.dtype), axes, keepdim) if p == 0 else \
+            sum(x.abs() ** p, axes, keepdim) ** (1.0 / p)
+    if x._rg and _state.enabled:
+        node = NormBackward1()
+        node.p, node.axes, node.keepdim = float(p), axes, keepdim
+        record(y, node, (x,), (x, OUTPUT))
+    return y
+
+
+class NormBackward1(KeepsOutput):
+    """PyTorch's ``norm_backward`` for a number ``p`` other than 1, 2 and inf: None for
+    ``p = 0``; ``sgn(x) |x|^(p-1) g y^(1-p)`` masked to 0 where ``x == 0`` for ``p < 1``;
+    else ``x |x|^(p-2) g / y^(p-1)`` masked to 0 where ``y == 0``."""
+
+    def grad(self, F, g, x, y):
+        p = self.p
+        if p == 0:
+            return (None,)
+        shape = tuple(x.shape)
+        yk = expand_back(F, y, shape, self.axes, self.keepdim)
+        gk = expand_back(F, g, shape, self.axes, self.keepdim)
+        ax = F.abs(x)
+        if p < 1:
+            s = F.where(F.eq(x, 0.0), 0.0, F.mul(F.sign(x), F.pow(ax, p - 1.0)))
+            return (F.mul(F.mul(s, gk), F.pow(yk, 1.0 - p)),)
+        s = F.mul(F.sign(x), F.pow(ax, p - 1.0)) if p < 2 else F.mul(x, F.pow(ax, p - 2.0))
+        scale = F.where(F.eq(yk, 0.0), 0.0, F.div(gk, F.pow(yk, p - 1.0)))
+        return (F.mul(s, scale),)
 
 
 class SqrtAtZeroBackward0(KeepsOutput):

@@ -14,7 +14,8 @@ import numpy as np
 from plugrad.core import aliasing
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import present_as
-from plugrad.core.errors import ShapeError, broadcast_shapes, check_device, shape_str
+from plugrad.core.errors import (DTypeError, ShapeError, broadcast_shapes, c_dtype_name,
+                                   check_device, shape_str)
 from plugrad.core.factories import arange, tensor, zeros
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
@@ -141,7 +142,8 @@ def getitem(x, key):
         key = key + n if key < 0 else key
         y = basic_slice(x, (slice(key, key + 1, 1),))
         return present_as(y.reshape(x._data.shape[1:]), "SelectBackward0")
-    if x.ndim == 0 and not isinstance(key, tuple) and key is not None and key is not Ellipsis:
+    if x.ndim == 0 and not isinstance(key, (tuple, bool)) and key is not None and \
+            key is not Ellipsis and not (isinstance(key, Tensor) and key.dtype is _dt.bool_):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
     p = _parse(x, key)
@@ -181,12 +183,23 @@ def _advanced(y, advanced):
 # ====================================================================== __setitem__
 @op(dunder="__setitem__")
 def setitem(x, key, value):
-    """``x[key] = value`` in place (graph-aware)."""
-    if not isinstance(value, Tensor):
+    """``x[key] = value`` in place (graph-aware); ``x[False] = v`` does nothing (PyTorch:
+    no write and no graph, so ``v`` gets no gradient)."""
+    if key is False:
+        return x
+    given = isinstance(value, Tensor)
+    if not given:
+        if type(value) in (int, float, bool):  # NaN into an int tensor: an error
+            value = _dt.checked_scalar("index_put", value, x.dtype)
         value = tensor(value, dtype=x.dtype, device=x.device)
     elif value.device is not x.device:
         check_device("index_put", x, value)
     p = _parse(x, key)
+    if given and p.advanced and value.dtype is not x.dtype and not (  # x[mask] = 0-d value
+            value.ndim == 0 and isinstance(key, Tensor) and key.dtype is _dt.bool_):  # (fill)
+        raise DTypeError(f"index_put: Index put requires the source and destination dtypes "
+                         f"match, got {c_dtype_name(x.dtype)} for the destination and "
+                         f"{c_dtype_name(value.dtype)} for the source.")
     needs_graph = _state.enabled and (x._rg or value._rg)
     if not p.advanced and not needs_graph:
         region = [len(range(s.start, s.stop, s.step)) for s in p.slices]

@@ -103,7 +103,11 @@ class TensorOps:
     def minimum(a, b):
         return SEL.minimum(a, b) if isinstance(b, Tensor) else SEL.clamp_max(a, b)
     remainder = staticmethod(B.remainder)
-    floordiv = staticmethod(B.floor_divide)
+
+    @staticmethod
+    def floordiv(a, b):  # in a gradient: div's floor mode (gradient 0), not floor_divide
+        return B.div(a, b, rounding_mode="floor")
+
     eq = staticmethod(C.eq)
     ne = staticmethod(C.ne)
     lt = staticmethod(C.lt)

@@ -171,6 +171,9 @@ def reciprocal(x):
 
 @op("square", method="square", inplace="square_")
 def square(x):
+    """``x * x``; a bool input squares as int64 (PyTorch's ``pow(x, 2)`` promotion)."""
+    if x.dtype is _dt.bool_:
+        x = x.long()
     return x * x
 
 
