@@ -468,11 +468,12 @@ _add(
     _P("clamp", sample_inputs=s_clamp, differentiable=True, dtypes=ALL),
     _P("clamp_min", sample_inputs=s_clamp_one("min"), differentiable=True, dtypes=ALL),
     _P("clamp_max", sample_inputs=s_clamp_one("max"), differentiable=True, dtypes=ALL),
-    _P("lerp", sample_inputs=s_lerp, differentiable=True, dtypes=NUMS),
+    # PyTorch: lerp of floats only; addcmul not of bool; addcdiv not of integers
+    _P("lerp", sample_inputs=s_lerp, differentiable=True, dtypes=FLOATS),
     _P("addcmul", sample_inputs=s_ternary(scalar_kw={"value": 0.5}), differentiable=True,
-       dtypes=ALL),
+       dtypes=NUMS),
     _P("addcdiv", sample_inputs=s_ternary(nonzero_last=True, scalar_kw={"value": 0.5}),
-       differentiable=True, dtypes=ALL),
+       differentiable=True, dtypes=FLOATS),
 )
 
 # ====================================================================== public ops: reductions

@@ -180,7 +180,9 @@ def test_setitem_matches_numpy(device, key, value, as_tensor):
     x = torch.tensor(A, device=device)
     expected = A.copy()
     expected[key] = value
-    x[key] = torch.tensor(value, device=device) if as_tensor else value
+    # a Tensor value has x's dtype: PyTorch's index_put_ refuses another (a 0-d float32
+    # into float64 too); a Python number is converted
+    x[key] = torch.tensor(value, dtype=x.dtype, device=device) if as_tensor else value
     np.testing.assert_array_equal(host(x), expected)
 
 
@@ -265,9 +267,9 @@ def test_setitem_gradient_basic_key(device):
 
 def test_setitem_gradient_advanced_key_and_broadcast_value(device):
     a = torch.tensor(A, device=device, requires_grad=True)
-    b = torch.tensor([1.0, 2, 3, 4], device=device, requires_grad=True)
+    b = torch.tensor([1.0, 2, 3, 4], dtype=torch.float64, device=device, requires_grad=True)
     x = a * 1
-    x[[0, 1], [1, 2]] = b  # b broadcasts over two rows
+    x[[0, 1], [1, 2]] = b  # b broadcasts over two rows (index_put_: one dtype)
     (x * torch.tensor(A, device=device)).sum().backward()
     expected_a = A.copy()
     expected_a[[0, 1], [1, 2]] = 0

@@ -414,6 +414,9 @@ def lerp(a, b, weight):
             raise DTypeError(f"lerp: expected dtype {c_dtype_name(a.dtype).lower()} for "
                              f"`{what}` but got dtype {c_dtype_name(t.dtype).lower()}")
     (a, b, w), dt, work = _promoted(a, b, weight)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f'lerp: "lerp_kernel_scalar" not implemented for '
+                                  f"'{c_dtype_name(dt)}' (lerp takes floating point tensors)")
     d = b - a
     if isinstance(w, Tensor):
         return _finish(_where(w.abs() < 0.5, a + w * d, b - d * (1.0 - w)), dt)
@@ -426,7 +429,9 @@ def addcmul(x, t1, t2, *, value=1):
     """``x + value * t1 * t2``; integer operands take ``value`` converted to their dtype
     (``value=0.5`` is 0, as in PyTorch)."""
     (x, t1, t2), dt, work = _promoted(x, t1, t2)
-    if dt.kind in "iub":
+    if dt is _dt.bool_:
+        raise NotImplementedError("addcmul: \"addcmul_cpu_out\" not implemented for 'Bool'")
+    if dt.kind in "iu":
         value = _dt.checked_scalar("addcmul", value, dt)
     if value == 1:
         return _finish(x + t1 * t2, dt)
