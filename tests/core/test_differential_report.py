@@ -497,6 +497,23 @@ for _name, _prog in {
     _error_case(_name, _prog)
 
 
+@case
+def half_computed_in_float32(T, tensor):  # 12: float16 ops in float32, rounded once
+    F = T.nn.functional
+    vals = [0.3, -1.7, 2.2, 0.01, 5.5, -0.77, 3.3, -2.9]
+    w = tensor([0.5, 0.75, 1.25, 1.5, 1.0, 2.0, 0.25, 1.75], dtype=T.float16)
+    out = []
+    for f in (F.gelu, lambda x: F.gelu(x, approximate="tanh"), F.silu, F.elu, T.tanh,
+              lambda x: T.softmax(x, 0), lambda x: x.cumsum(0)):
+        x = tensor(vals, dtype=T.float16, requires_grad=True)
+        y = f(x)
+        (y * w).sum().backward()
+        out += [y, x.grad]
+    h = tensor(vals, dtype=T.float16)
+    return out + [T.logsumexp(h, 0), h.sigmoid(), T.erf(h), h.cumprod(0), h.log2(), h.exp2(),
+                  h.tan(), F.layer_norm(h, (8,)), h.var(), h.std(), h.mean()]
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", list(CASES))
 def test_matches_torch(name, device):

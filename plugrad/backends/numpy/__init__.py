@@ -260,9 +260,9 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     @staticmethod
     def sum(x, axes, keepdims):
         try:  # overflow to inf, inf - inf: quietly (see _ieee)
-            if x.dtype is _F16:  # accumulate in float32 and round once, as PyTorch does
-                return np.add.reduce(x, axis=axes, keepdims=keepdims,
-                                     dtype=np.float32).astype(_F16)
+            if x.dtype is _F16 or x.dtype == _BF16:  # accumulate in float32 and round
+                return np.add.reduce(x, axis=axes, keepdims=keepdims,  # once, as PyTorch
+                                     dtype=np.float32).astype(x.dtype)
             return np.add.reduce(x, axes, x.dtype, None, keepdims)  # positional: no kwargs
         except RuntimeWarning:
             return _rerun_quietly(NumPyBackend.sum, x, axes, keepdims)

@@ -14,6 +14,7 @@ from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError
 from plugrad.core.grad_mode import _state
+from plugrad.core.ops._opmath import half_kernel, half_node
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import _wrap, _wrap_dim
 
@@ -41,6 +42,7 @@ def relu(x):
 
 
 # ====================================================================== softmax family
+@half_node
 class SoftmaxBackward0(KeepsOutput):
 
     def grad(self, F, g, y):
@@ -49,6 +51,7 @@ class SoftmaxBackward0(KeepsOutput):
         return (F.softmax_backward(g, y, self.axis),)
 
 
+@half_node
 class LogSoftmaxBackward0(KeepsOutput):
 
     def grad(self, F, g, y):
@@ -71,7 +74,7 @@ def _softmax_like(name, node_cls, x, dim, dtype):
     elif x.numel() == 0:  # nothing to normalise (kernels need a non-empty axis for max)
         data = k.copy(x._data)
     else:
-        data = getattr(k, name)(x._data, axis)
+        data = half_kernel(k, x._data, lambda d: getattr(k, name)(d, axis))
     r = _wrap(data, x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = node_cls()
@@ -93,6 +96,7 @@ def log_softmax(x, dim=None, dtype=None):
 
 
 # ====================================================================== GELU
+@half_node
 class GeluBackward0(Node):
 
     def grad(self, F, g, x):
@@ -106,7 +110,7 @@ def gelu(x, approximate="none"):
     if not x.dtype.is_floating_point:
         raise DTypeError(f"gelu: expected a floating point input, got {x.dtype.name}")
     k = x._k
-    out = k.gelu(x._data, approximate)
+    out = half_kernel(k, x._data, lambda d: k.gelu(d, approximate))
     if approximate == "none" and x.dtype is not _dt.float64:
         # PyTorch's float32 (and half) kernel gives NaN at +inf, as at -inf
         out = k.where(k.eq(x._data, math.inf), math.nan, out)
@@ -119,6 +123,7 @@ def gelu(x, approximate="none"):
 
 
 # ====================================================================== SiLU
+@half_node
 class SiluBackward0(Node):
 
     def grad(self, F, g, x):
@@ -131,7 +136,7 @@ def silu(x, inplace=False):
     if not x.dtype.is_floating_point:
         raise DTypeError(f"silu: expected a floating point input, got {x.dtype.name}")
     k = x._k
-    r = _wrap(k.silu(x._data), x.dtype, x.device, k)
+    r = _wrap(half_kernel(k, x._data, k.silu), x.dtype, x.device, k)
     if x._rg and _state.enabled:
         record(r, SiluBackward0(), (x,), (x,))
     return x.copy_(r) if inplace else r
@@ -174,6 +179,7 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     return _inplace_result("hardtanh", x, r, inplace)
 
 
+@half_node
 class EluBackward0(Node):
     """``g`` for ``x > 0``, ``g * alpha * exp(x)`` for ``x <= 0`` (NaN passes ``g``); the
     exponent is held at 0 for ``x >= 0``, so the second derivative at 0 is PyTorch's 0."""
@@ -183,6 +189,7 @@ class EluBackward0(Node):
         return (F.where(F.le(x, 0.0), neg, g),)
 
 
+@half_node
 class EluResultBackward0(KeepsOutput):
     """``elu(inplace=True)``, from the output as PyTorch's: ``g * (y + alpha)`` for
     ``y <= 0``, else ``g``."""
@@ -198,7 +205,8 @@ def elu(x, alpha=1.0, inplace=False):
         raise DTypeError(f"elu: expected a floating point input, got {x.dtype.name}")
     k = x._k
     d = x._data
-    out = k.where(k.gt(d, 0), d, k.mul(k.expm1(k.minimum(d, 0)), alpha))
+    out = half_kernel(k, d, lambda d: k.where(k.gt(d, 0), d,
+                                              k.mul(k.expm1(k.minimum(d, 0)), alpha)))
     r = _wrap(out, x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = EluResultBackward0() if inplace else EluBackward0()

@@ -16,6 +16,7 @@ from plugrad.core.errors import DTypeError
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops._dims import (count, filled, int_to_long, normalize_dims,
                                     reduced_shape)
+from plugrad.core.ops._opmath import half_in_float32, half_kernel
 from plugrad.core.ops.declare import op
 from plugrad.core.ops import shape as _shape
 from plugrad.core.tensor import _wrap, _wrap_dim
@@ -54,13 +55,13 @@ def _reduce_sum(name, x, dim, keepdim, dtype, mean):
     elif dtype is None and out_dt.kind in "biu":
         out_dt = _dt.int64  # PyTorch sums bool and integers in int64
     scale = 1.0
-    if mean and out_dt is _dt.float16:  # sum and divide in float32, round once (a count
+    if mean and out_dt.itemsize == 2:  # half: sum and divide in float32, round once (a count
         # above 65504 is inf in float16, and so would the partial sums be)
         n = count(shape, axes)
         scale = 1.0 / n if n else math.nan
         out = k.sum(k.astype(x._data, "float32"), axes, keepdim)
         out = k.div(out, float(n)) if n else k.mul(out, math.nan)
-        out = k.astype(out, "float16")
+        out = k.astype(out, out_dt.name)
     else:
         data = x._data if out_dt is x.dtype else k.astype(x._data, out_dt.name)
         out = k.sum(data, axes, keepdim)
@@ -154,6 +155,7 @@ class ProdBackward0(Node):
 
 
 @op("prod", method="prod")
+@half_in_float32
 def prod(x, dim=None, keepdim=False, *, dtype=None):
     shape = x._data.shape
     axes = normalize_dims(dim, len(shape), "prod")
@@ -176,6 +178,7 @@ class CumprodBackward0(CompositeBackward):
 
 
 @op("cumprod", method="cumprod", inplace="cumprod_")
+@half_in_float32
 def cumprod(x, dim, *, dtype=None):
     """Cumulative product as a scan of kernel calls."""
     axis = _wrap_dim(dim, x.ndim, "cumprod")
@@ -203,6 +206,7 @@ class CumsumBackward0(Node):
 
 
 @op("cumsum", method="cumsum", inplace="cumsum_")
+@half_in_float32
 def cumsum(x, dim, *, dtype=None):
     axis = _wrap_dim(dim, x.ndim, "cumsum")
     out_dt = int_to_long(x, dtype)
@@ -241,7 +245,8 @@ def logsumexp(x, dim, keepdim=False):
     if count(shape, axes) == 0:  # still a result of x (its gradient is empty), as PyTorch
         r = filled(x, reduced_shape(shape, axes, keepdim), -math.inf, x.dtype)
     else:
-        r = _wrap(k.logsumexp(x._data, axes, keepdim), x.dtype, x.device, k)
+        r = _wrap(half_kernel(k, x._data, lambda d: k.logsumexp(d, axes, keepdim)), x.dtype,
+                  x.device, k)
     if x._rg and _state.enabled:
         node = LogsumexpBackward0()
         node.axes, node.keepdim = axes, keepdim

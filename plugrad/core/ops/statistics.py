@@ -11,6 +11,7 @@ from plugrad.core.autograd.record import record
 from plugrad.core.grad_mode import _state
 from plugrad.core.grad_mode import no_grad as _no_grad
 from plugrad.core.ops._dims import check_float, count, normalize_dims
+from plugrad.core.ops._opmath import half_in_float32
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.extrema import amax, amin
 from plugrad.core.ops.reduction import mean, sum
@@ -99,6 +100,7 @@ def _moments(name, x, dim, unbiased, keepdim, correction, root: bool):
 
 
 @op("var", method="var")
+@half_in_float32
 def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance with Bessel's correction by default (``correction=1``).
 
@@ -109,6 +111,7 @@ def var(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @op("std", method="std")
+@half_in_float32
 def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation; its gradient is 0 where it is 0 (PyTorch's convention)."""
     return _moments("std", x, dim, unbiased, keepdim, correction, True)

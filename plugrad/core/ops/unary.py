@@ -12,6 +12,7 @@ from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError
 from plugrad.core.grad_mode import _state
+from plugrad.core.ops._opmath import half_in_float32, half_kernel, half_node
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -43,16 +44,20 @@ def _node_class(name, rule, saves):
 
 
 def unary(name, kernel=None, *, grad, saves="input", float_only=True, inplace=True,
-          torch=None, method=None, dunder=None, declare=True):
+          torch=None, method=None, dunder=None, declare=True, opmath=False):
     """Define (and, unless ``declare`` is False, declare) an elementwise op from its kernel
-    and its gradient rule."""
+    and its gradient rule; ``opmath``: half precision runs in float32 (a rule of several
+    products, rounded once, as PyTorch's backward kernel)."""
     kernel = kernel or name
     node_cls = _node_class(name, grad, saves)
+    if opmath is True:  # "forward": PyTorch's backward is a composite (rounds each step)
+        half_node(node_cls)
     saved = {"input": None, "output": (OUTPUT,), "none": ()}[saves]
 
     def fn(x):
         data, dt = unary_input(name, x, float_only)
-        r = _wrap(getattr(x._k, kernel)(data), dt, x.device, x._k)
+        r = _wrap(half_kernel(x._k, data, getattr(x._k, kernel)) if opmath else
+                  getattr(x._k, kernel)(data), dt, x.device, x._k)
         if x._rg and _state.enabled:
             if saved is None:
                 record(r, node_cls(), (x,), (x,), (data,))
@@ -93,13 +98,14 @@ log = unary("log", grad=lambda F, g, x: F.div(g, x))
 sqrt = unary("sqrt", grad=lambda F, g, y: F.div(g, F.mul(y, 2.0)), saves="output")
 sin = unary("sin", grad=lambda F, g, x: F.mul(g, F.cos(x)))
 cos = unary("cos", grad=lambda F, g, x: F.mul(F.neg(g), F.sin(x)))
-tanh = unary("tanh", grad=lambda F, g, y: F.mul(g, F.sub(1.0, F.mul(y, y))), saves="output")
-sigmoid = unary("sigmoid", grad=lambda F, g, y: F.mul(F.mul(g, y), F.sub(1.0, y)),
-                saves="output")
+tanh = unary("tanh", grad=lambda F, g, y: F.mul(g, F.sub(1.0, F.mul(y, y))), saves="output",
+             opmath=True)
+sigmoid = unary("sigmoid", grad=lambda F, g, y: F.mul(F.mul(g, F.sub(1.0, y)), y),
+                saves="output", opmath=True)
 log1p = unary("log1p", grad=lambda F, g, x: F.div(g, F.add(x, 1.0)))
 expm1 = unary("expm1", grad=lambda F, g, y: F.mul(g, F.add(y, 1.0)), saves="output")
 erf = unary("erf", grad=lambda F, g, x: F.mul(F.mul(g, _TWO_OVER_SQRT_PI),
-                                              F.exp(F.neg(F.mul(x, x)))))
+                                              F.exp(F.neg(F.mul(x, x)))), opmath="forward")
 _sign = unary("sign", grad=_zeros, saves="none", float_only=False, declare=False)
 _floor = unary("floor", grad=_zeros, saves="none", float_only=False, declare=False)
 _ceil = unary("ceil", grad=_zeros, saves="none", float_only=False, declare=False)
@@ -160,11 +166,13 @@ def trunc(x):
 
 # ---------------------------------------------------------------------- composites
 @op("rsqrt", method="rsqrt")
+@half_in_float32
 def rsqrt(x):
     return 1.0 / sqrt(x)
 
 
 @op("reciprocal", method="reciprocal", inplace="reciprocal_")
+@half_in_float32
 def reciprocal(x):
     return 1.0 / x if x.dtype.is_floating_point else 1.0 / x.float()
 
@@ -178,20 +186,24 @@ def square(x):
 
 
 @op("log2", method="log2")
+@half_in_float32
 def log2(x):
     return log(x) * (1.0 / math.log(2.0))
 
 
 @op("log10", method="log10")
+@half_in_float32
 def log10(x):
     return log(x) * (1.0 / math.log(10.0))
 
 
 @op("exp2", method="exp2")
+@half_in_float32
 def exp2(x):
     return exp(x * math.log(2.0))
 
 
 @op("tan", method="tan")
+@half_in_float32
 def tan(x):
     return sin(x) / cos(x)
