@@ -511,7 +511,7 @@ def half_computed_in_float32(T, tensor):  # 12: float16 ops in float32, rounded 
         out += [y, x.grad]
     h = tensor(vals, dtype=T.float16)
     return out + [T.logsumexp(h, 0), h.sigmoid(), T.erf(h), h.cumprod(0), h.log2(), h.exp2(),
-                  h.tan(), F.layer_norm(h, (8,)), h.var(), h.std(), h.mean()]
+                  h.tan(), h.var(), h.std(), h.mean()]
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -5,7 +5,6 @@ from plugrad.core.autograd import engine
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.errors import ShapeError, shape_str
-from plugrad.core.ops._opmath import half_in_float32
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.window import tensor_args
 from plugrad.core.tensor import _wrap
@@ -29,7 +28,6 @@ class NativeLayerNormBackward0(Node):
 
 
 @op(functional="layer_norm")
-@half_in_float32
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     name = "layer_norm"
     tensor_args(name, x, weight, bias)
