@@ -6,11 +6,12 @@ reference backend's plain Python); on a backend without one, the op raises
 cannot handle raises :class:`LinAlgError`, a RuntimeError, as in PyTorch.
 """
 from plugrad.core.api import matmul  # plugrad.matmul itself (with out=)
-from plugrad.core.ops.linalg_decomp import (LinAlgError, cholesky, det, eigh, inv, pinv, qr,
-                                            slogdet, solve, svd, svdvals)
-from plugrad.core.ops.linalg_extra import (cross, eigvalsh, matrix_norm, matrix_power,
-                                           multi_dot, norm, vecdot, vector_norm)
+from plugrad.core.ops.linalg_decomp import (LinAlgError, cholesky, det, eigh, inv, qr, slogdet,
+                                            solve, svd, svdvals)
+from plugrad.core.ops.linalg_extra import (cond, cross, eigvalsh, matrix_norm, matrix_power,
+                                           matrix_rank, multi_dot, norm, pinv, solve_triangular,
+                                           vecdot, vector_norm)
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "eigh", "eigvalsh", "inv", "matmul",
-           "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]

@@ -196,6 +196,19 @@ def s_matrix_norm(linalg_norm=False):
     return samples
 
 
+def s_cond(make, dtype):
+    for p in (None, 2, -2, "fro", "nuc", 1, float("inf")):
+        yield S((_mat(make, _general(make, 3, 3)),), {"p": p}, name=f"p={p}")
+    yield S((_mat(make, _general(make, 2, 2, 2)),), {"p": 1}, name="batched")
+
+
+def s_solve_triangular(make, dtype):
+    for kw in ({"upper": True}, {"upper": False, "left": False},
+               {"upper": False, "unitriangular": True}):
+        yield S((_mat(make, _general(make, 3, 3)), make(3, 2) if kw.get("left", True)
+                 else make(2, 3)), kw, name=repr(kw))
+
+
 # ---------------------------------------------------------------------- public entries
 L = plugrad.linalg
 _add(
@@ -220,6 +233,11 @@ _add(
        dtypes=F64),
     _P("linalg.svdvals", L.svdvals, sample_inputs=s_rect(), differentiable=True, dtypes=F64),
     _P("linalg.pinv", L.pinv, sample_inputs=s_rect(kwargs=({}, {"rtol": 1e-3})),
+       differentiable=True, dtypes=F64),
+    _P("linalg.matrix_rank", L.matrix_rank,
+       sample_inputs=s_rect(kwargs=({}, {"atol": 1.0}, {"rtol": 0.5})), dtypes=F64),
+    _P("linalg.cond", L.cond, sample_inputs=s_cond, differentiable=True, dtypes=F64),
+    _P("linalg.solve_triangular", L.solve_triangular, sample_inputs=s_solve_triangular,
        differentiable=True, dtypes=F64),
     _P("linalg.matrix_power", L.matrix_power, sample_inputs=s_matrix_power,
        differentiable=True, dtypes=ALL),  # bool as plugrad's matmul (PyTorch has none)
@@ -294,6 +312,7 @@ _add(
 #: The optional linalg kernels (no composite) each entry needs: skipped where missing.
 NEEDS = {
     **{n: ("linalg_solve",) for n in ("linalg.inv", "linalg.solve", "inverse",
+                                      "linalg.solve_triangular",
                                       "linalg.matrix_power", "matrix_power")},
     **{n: ("linalg_slogdet", "linalg_solve") for n in ("linalg.det", "linalg.slogdet", "det",
                                                        "slogdet", "logdet")},
@@ -301,7 +320,9 @@ NEEDS = {
     **{n: ("linalg_qr", "linalg_solve") for n in ("linalg.qr", "qr")},
     **{n: ("linalg_eigh",) for n in ("linalg.eigh", "linalg.eigvalsh")},
     **{n: ("linalg_svd",) for n in ("linalg.svd", "linalg.svdvals", "linalg.pinv", "svd",
-                                    "pinverse", "linalg.matrix_norm", "linalg.norm")},
+                                    "pinverse", "linalg.matrix_norm", "linalg.norm",
+                                    "linalg.matrix_rank")},
+    "linalg.cond": ("linalg_svd", "linalg_solve"),
     **{n: (n,) for n in ("linalg_solve", "linalg_slogdet", "linalg_cholesky", "linalg_qr",
                          "linalg_eigh", "linalg_svd")},
 }

@@ -232,6 +232,24 @@ def test_singular_input_raises_linalg_error_as_torch(device, name, args):
     assert str(info.value) == str(want)
 
 
+@pytest.mark.parametrize("a", [[[1.0, 2], [2, 4]], np.ones((3, 3)), np.zeros((3, 3)),
+                               [[[1.0, 2], [2, 4]], [[1, 2], [3, 4]]]])
+def test_det_gradient_at_singular_matrices_as_torch(device, a):
+    """PyTorch: 0 for the singular matrices in a plain backward (its LU path), their
+    cofactors under create_graph (then differentiable again)."""
+    a = np.asarray(a)
+    x = plugrad.tensor(a, device=device, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    plugrad.linalg.det(x).sum().backward()
+    torch.linalg.det(t).sum().backward()
+    close(x.grad, t.grad)
+    g, = plugrad.autograd.grad(plugrad.linalg.det(x).sum(), x, create_graph=True)
+    h, = torch.autograd.grad(torch.linalg.det(t).sum(), t, create_graph=True)
+    close(g, h)
+    if a.shape[-1] == 2:  # (rank <= n - 2: repeated zero singular values, no 2nd derivative)
+        close(plugrad.autograd.grad(g.sum(), x)[0], torch.autograd.grad(h.sum(), t)[0])
+
+
 def test_singular_det_is_zero_and_slogdet_minus_inf(device):
     a = plugrad.tensor(np.ones((3, 3)), device=device)
     assert float(plugrad.linalg.det(a)) == 0.0

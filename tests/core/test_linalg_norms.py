@@ -94,6 +94,42 @@ def test_cross_and_vecdot(device, sa, sb, dim):
         lambda a, b: torch.linalg.vecdot(a, b, dim=dim), [R(*sa), R(*sb)], device)
 
 
+@pytest.mark.parametrize("kw", [{}, {"hermitian": True}, {"atol": 1.0}, {"rtol": 0.3},
+                                {"atol": 0.5, "rtol": 0.1}])
+def test_matrix_rank(device, kw):
+    a = R(2, 4, 4)
+    a[1] = np.outer(R(4), R(4)) + np.outer(R(4), R(4))  # rank 2
+    if kw.get("hermitian"):
+        a = a @ np.swapaxes(a, -1, -2)
+    got = plugrad.linalg.matrix_rank(plugrad.tensor(a, device=device), **kw)
+    want = torch.linalg.matrix_rank(torch.tensor(a), **kw)
+    assert got.dtype is plugrad.int64 and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("p", [None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf])
+def test_cond(device, p):
+    """(PyTorch cannot differentiate its cond for the non-spectral norms: values only.)"""
+    run(lambda x: plugrad.linalg.cond(x, p), lambda x: torch.linalg.cond(x, p), [R(2, 3, 3)],
+        device, tol=1e-9, grad=p in (None, 2, -2))
+
+
+def test_cond_of_singular_matrices_is_inf(device):
+    a = np.stack([np.eye(3) * 2, np.ones((3, 3))])
+    for p in ("fro", 1):
+        got = plugrad.linalg.cond(plugrad.tensor(a, device=device), p)
+        np.testing.assert_array_equal(np.asarray(got), torch.linalg.cond(torch.tensor(a), p))
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_solve_triangular(device, upper, left, unit):
+    kw = dict(upper=upper, left=left, unitriangular=unit)
+    run(lambda a, b: plugrad.linalg.solve_triangular(a, b, **kw),
+        lambda a, b: torch.linalg.solve_triangular(a, b, **kw),
+        [R(2, 3, 3) + 3 * np.eye(3), R(2, 3, 2) if left else R(2, 2, 3)], device, tol=1e-9)
+
+
 def test_linalg_matmul_is_matmul():
     assert plugrad.linalg.matmul is plugrad.matmul
 

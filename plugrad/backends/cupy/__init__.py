@@ -173,6 +173,12 @@ class CuPyBackend(XpKernels, ArrayAPIBackend):
             return self._special.erf(x.astype("float32")).astype("float16")
         return self._special.erf(x)
 
+    def _linalg_guard(self):
+        """cuSOLVER reports a singular or indefinite matrix only through its ``info``; CuPy
+        raises on it (``numpy.linalg.LinAlgError``) only inside this error state."""
+        import cupyx
+        return cupyx.errstate(linalg="raise")
+
     def _fused(self, name, *arrays):
         """The :class:`~plugrad.backends.cupy.kernels.KernelSpec` ``plugrad_<name>``: one launch
         and no temporaries (float32/float64; float16 takes the ``xp`` expression)."""

@@ -46,8 +46,9 @@ def _lu(mat):
         if p != j:
             mat[j], mat[p] = mat[p], mat[j]
             sign = -sign
+        r = 1.0 / mat[j][j]  # scaled by the reciprocal, as LAPACK's getrf2
         for i in range(j + 1, n):
-            f = mat[i][j] / mat[j][j]
+            f = mat[i][j] * r
             mat[i][j] = f
             for c in range(j + 1, n):
                 mat[i][c] -= f * mat[j][c]
@@ -64,8 +65,9 @@ def _solve(a, b, batch):
             raise LinAlgKernelError("singular matrix", batch, j + 1)
         a[j], a[p] = a[p], a[j]
         perm[j], perm[p] = perm[p], perm[j]
+        r = 1.0 / a[j][j]
         for i in range(j + 1, n):
-            f = a[i][j] / a[j][j]
+            f = a[i][j] * r
             a[i][j] = f
             for c in range(j + 1, n):
                 a[i][c] -= f * a[j][c]

@@ -17,7 +17,7 @@ from plugrad.core import factories
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name, shape_str
-from plugrad.core.grad_mode import _state, no_grad
+from plugrad.core.grad_mode import _state
 from plugrad.core.tensor import Tensor, _wrap
 
 
@@ -177,12 +177,33 @@ def _inv_T(F, A, eye):
     return F.linalg_solve(mT(F, A), F.broadcast_to(eye, A.shape))
 
 
+def _cofactors(F, A, eye):
+    """The cofactor matrix ``det(A) A^-T`` of any square ``A``, singular included, from its
+    SVD: ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``."""
+    U, S, Vh = F.linalg_svd(A, False, True)
+    off = F.mul(F.sub(eye, 1.0), -1.0)
+    P = F.prod(F.add(F.mul(_row(F, S), off), eye), (len(S.shape),), False)
+    signs = F.mul(F.linalg_slogdet(U)[0], F.linalg_slogdet(Vh)[0])
+    return F.mul(F.reshape(signs, tuple(signs.shape) + (1, 1)),
+                 F.matmul(F.mul(U, _row(F, P)), Vh))
+
+
 class LinalgDetBackward0(KeepsOutput):
-    """``gA = g det(A) A^-T``."""
+    """``gA = g det(A) A^-T``. A batch with a singular matrix takes ``g`` times the
+    cofactors instead, and, as PyTorch's, the plain backward then gives 0 for the singular
+    matrices themselves (its LU path) while ``create_graph`` gives their cofactors."""
 
     def grad(self, F, g, A, eye, d):
-        c = F.reshape(F.mul(g, d), tuple(d.shape) + (1, 1))
-        return (F.mul(c, _inv_T(F, A, eye)),)
+        try:
+            c = F.reshape(F.mul(g, d), tuple(d.shape) + (1, 1))
+            return (F.mul(c, _inv_T(F, A, eye)),)
+        except (LinAlgKernelError, LinAlgError):
+            pass
+        gA = F.mul(F.reshape(g, tuple(g.shape) + (1, 1)), _cofactors(F, A, eye))
+        if not getattr(F, "tensors", False):
+            nonzero = F.astype(F.ne(d, 0.0), F.dtype_of(d))
+            gA = F.mul(gA, F.reshape(nonzero, tuple(d.shape) + (1, 1)))
+        return (gA,)
 
 
 def det(A):
@@ -413,66 +434,3 @@ def svdvals(A):
     if _recording(A):
         return svd(A, full_matrices=False).S
     return wrap(A, call("linalg.svdvals", A._k, "linalg_svd", A._data, False, False)[1])
-
-
-# ---------------------------------------------------------------------- pinv
-class LinalgPinvBackward0(KeepsOutput):
-    """PyTorch's ``pinv_backward``: the derivative of the pseudo-inverse of constant rank."""
-
-    def grad(self, F, g, A, P):
-        m, n = A.shape[-2], A.shape[-1]
-        Ph, gh = mT(F, P), mT(F, g)
-        if m <= n:
-            K = F.matmul(gh, P)
-            KPh = F.matmul(K, Ph)
-            out = F.add(F.sub(KPh, mT(F, F.matmul(P, K))),
-                        F.sub(F.matmul(F.matmul(Ph, P), F.sub(gh, F.matmul(K, A))),
-                              F.matmul(F.matmul(A, P), KPh)))
-        else:
-            K = F.matmul(P, gh)
-            PhK = F.matmul(Ph, K)
-            out = F.add(F.sub(F.matmul(F.matmul(F.sub(gh, F.matmul(A, K)), P), Ph),
-                              mT(F, F.matmul(K, P))),
-                        F.sub(PhK, F.matmul(F.matmul(PhK, P), A)))
-        return (out,)
-
-
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """``A^+`` from the SVD (or, ``hermitian``, the eigendecomposition): singular values at
-    most ``max(atol, rtol * largest)`` count as zero; ``rtol`` defaults to
-    ``eps * max(m, n)`` unless a positive ``atol`` is given (then 0), as in PyTorch."""
-    check_matrix("linalg.pinv", A, square=hermitian)
-    m, n = A.shape[-2:]
-    eps = 2.0 ** -23 if A.dtype.name == "float32" else 2.0 ** -52
-    if rtol is None:
-        rtol = 0.0 if (atol is not None and _positive(atol)) else eps * max(m, n)
-    atol = 0.0 if atol is None else atol
-    with no_grad():
-        if hermitian:
-            w, V = eigh(A)
-            s, left, right = w.abs(), V, V.mT
-        else:
-            left, s, right = svd(A, full_matrices=False)
-            right = right.mT
-            left = left
-        big = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
-        tol = (big * rtol).maximum(atol if isinstance(atol, Tensor) else _full_like(big, atol))
-        keep = s > tol
-        sv = w if hermitian else s
-        inv_s = (1.0 / sv.where(keep, _full_like(sv, 1.0))).where(keep, _full_like(sv, 0.0))
-        if hermitian:
-            P = (V * inv_s.unsqueeze(-2)) @ V.mT
-        else:
-            P = (right * inv_s.unsqueeze(-2)) @ left.mT
-    P = wrap(A, P._data)
-    if _recording(A):
-        record(P, LinalgPinvBackward0(), (A,), (A, OUTPUT))
-    return P
-
-
-def _positive(x) -> bool:
-    return bool((x > 0).all()) if isinstance(x, Tensor) else x > 0
-
-
-def _full_like(t, value):
-    return factories.full(tuple(t.shape), float(value), dtype=t.dtype, device=t.device)

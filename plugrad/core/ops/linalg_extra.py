@@ -11,7 +11,10 @@ import math
 from collections import namedtuple
 
 from plugrad.core import factories
+from plugrad.core.autograd.node import OUTPUT, KeepsOutput
+from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name
+from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
@@ -100,6 +103,123 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
                        f"1D or 2D. Got {A.ndim}D.")
+
+
+# ---------------------------------------------------------------------- pinv
+class LinalgPinvBackward0(KeepsOutput):
+    """PyTorch's ``pinv_backward``: the derivative of the pseudo-inverse of constant rank."""
+
+    def grad(self, F, g, A, P):
+        m, n = A.shape[-2], A.shape[-1]
+        Ph, gh = D.mT(F, P), D.mT(F, g)
+        if m <= n:
+            K = F.matmul(gh, P)
+            KPh = F.matmul(K, Ph)
+            out = F.add(F.sub(KPh, D.mT(F, F.matmul(P, K))),
+                        F.sub(F.matmul(F.matmul(Ph, P), F.sub(gh, F.matmul(K, A))),
+                              F.matmul(F.matmul(A, P), KPh)))
+        else:
+            K = F.matmul(P, gh)
+            PhK = F.matmul(Ph, K)
+            out = F.add(F.sub(F.matmul(F.matmul(F.sub(gh, F.matmul(A, K)), P), Ph),
+                              D.mT(F, F.matmul(K, P))),
+                        F.sub(PhK, F.matmul(F.matmul(PhK, P), A)))
+        return (out,)
+
+
+def _tolerances(A, atol, rtol):
+    """PyTorch's defaults: ``rtol = eps * max(m, n)`` unless a positive ``atol`` is given."""
+    eps = 2.0 ** -23 if A.dtype.name == "float32" else 2.0 ** -52
+    if rtol is None:
+        rtol = 0.0 if (atol is not None and _positive(atol)) else eps * max(A.shape[-2:])
+    return 0.0 if atol is None else atol, rtol
+
+
+def _kept(s, atol, rtol):
+    """Which of the magnitudes ``s`` (..., k) exceed ``max(atol, rtol * max(s))``."""
+    big = s.amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    atol = atol.unsqueeze(-1) if isinstance(atol, Tensor) else _full_like(big, atol)
+    rtol = rtol.unsqueeze(-1) if isinstance(rtol, Tensor) else rtol
+    return s > (big * rtol).maximum(atol)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """``A^+`` from the SVD (or, ``hermitian``, the eigendecomposition): singular values at
+    most ``max(atol, rtol * largest)`` count as zero."""
+    D.check_matrix("linalg.pinv", A, square=hermitian)
+    atol, rtol = _tolerances(A, atol, rtol)
+    with no_grad():
+        if hermitian:
+            sv, V = D.eigh(A)
+            left, right = V, V
+        else:
+            left, sv, right = D.svd(A, full_matrices=False)
+            right = right.mT
+        keep = _kept(sv.abs(), atol, rtol)
+        inv_s = (1.0 / sv.where(keep, _full_like(sv, 1.0))).where(keep, _full_like(sv, 0.0))
+        P = (right * inv_s.unsqueeze(-2)) @ left.mT
+    P = D.wrap(A, P._data)
+    if D._recording(A):
+        record(P, LinalgPinvBackward0(), (A,), (A, OUTPUT))
+    return P
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """How many singular values (eigenvalue magnitudes, ``hermitian``) exceed the tolerance
+    of :func:`pinv`; int64."""
+    D.check_matrix("linalg.matrix_rank", A, square=hermitian)
+    atol, rtol = _tolerances(A, atol, rtol)
+    with no_grad():
+        s = D.eigh(A).eigenvalues.abs() if hermitian else D.svdvals(A)
+        return _kept(s, atol, rtol).sum(-1)
+
+
+def cond(A, p=None):
+    """The condition number in the norm ``p``: ``s_max / s_min`` for ``p`` None or 2 (-2:
+    the inverse), else ``norm(A, p) * norm(inv(A), p)``, ``inf`` for a singular matrix."""
+    D.check_matrix("linalg.cond", A)
+    if p in (None, 2, -2):
+        s = D.svdvals(A)
+        big, small = s.amax(-1), s.amin(-1)
+        return big / small if p != -2 else small / big
+    D.check_matrix("linalg.cond", A, square=True)
+    try:
+        return matrix_norm(A, p) * matrix_norm(D.inv(A), p)
+    except D.LinAlgError:  # inf for the singular matrices, the others as they are
+        if A.ndim == 2:
+            return _full_like(A.sum((-2, -1)), math.inf)
+        flat = A.reshape(-1, *A.shape[-2:])
+        return _stack([cond(a, p) for a in flat]).reshape(A.shape[:-2])
+
+
+def _stack(ts):
+    return cat([t.unsqueeze(0) for t in ts], 0)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """``X`` with ``A X = B`` (``X A = B``) reading only ``A``'s upper (lower) triangle, its
+    diagonal taken as ones when ``unitriangular``; the gradient w.r.t. ``A`` is that
+    triangle's, as PyTorch's."""
+    D.check_matrix("linalg.solve_triangular", A, square=True)
+    n = A.shape[-1]
+    mask = [[float((j >= i) if upper else (j <= i)) for j in range(n)] for i in range(n)]
+    if unitriangular:
+        mask = [[0.0 if i == j else v for j, v in enumerate(row)] for i, row in enumerate(mask)]
+    T = A * factories.tensor(mask, dtype=A.dtype, device=A.device)
+    if unitriangular:
+        T = T + factories.eye(n, dtype=A.dtype, device=A.device)
+    if B.ndim < 2:
+        raise ShapeError(f"linalg.solve_triangular: The input tensor B must have at least 2 "
+                         f"dimensions.")
+    return D.solve(T, B, left=left)
+
+
+def _positive(x) -> bool:
+    return bool((x > 0).all()) if isinstance(x, Tensor) else x > 0
+
+
+def _full_like(t, value):
+    return factories.full(tuple(t.shape), float(value), dtype=t.dtype, device=t.device)
 
 
 # ---------------------------------------------------------------------- products
@@ -265,7 +385,7 @@ def svd(A, some=True, compute_uv=True):
 
 @op("pinverse", method="pinverse")
 def pinverse(A, rcond=1e-15):
-    return D.pinv(A, rtol=rcond)
+    return pinv(A, rtol=rcond)
 
 
 @op("matrix_power", method="matrix_power")

@@ -205,6 +205,11 @@ class TensorOps:
         return L.matmul(a, b)
 
     linalg_solve = staticmethod(linalg_decomp.solve_batched)
+    linalg_slogdet = staticmethod(linalg_decomp.slogdet)
+
+    @staticmethod
+    def linalg_svd(a, full_matrices, compute_uv):
+        return linalg_decomp.svd(a, full_matrices)
 
     # ------------------------------------------------------------------ fused
     @staticmethod
