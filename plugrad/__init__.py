@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 
 _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", "random",
-                    "version", "multiprocessing"}
+                    "version", "multiprocessing", "special"}
 
 
 def __getattr__(name):

@@ -23,6 +23,7 @@ import functools
 
 import numpy as np
 
+from plugrad.backends._array_api_math import ArrayAPIMathKernels
 from plugrad.backends.contract import Backend
 
 _SCALARS = (bool, int, float)
@@ -53,7 +54,7 @@ def numpy_quiet():
     return _NumPyQuiet() if NUMPY_ERRSTATE is not None else np.errstate(all="ignore")
 
 
-class ArrayAPIBackend(Backend):
+class ArrayAPIBackend(ArrayAPIMathKernels, Backend):
     """Backend whose primitives call an Array API namespace ``xp``.
 
     ``namespace`` is the namespace itself or a zero-argument callable returning it, so that

@@ -16,12 +16,14 @@ import math
 
 import numpy as np
 
+from plugrad.backends._composites_math import MathComposites
 from plugrad.backends._composites_nn import NNComposites, is_floating, is_scalar
 
 
-class Composites(NNComposites):
+class Composites(NNComposites, MathComposites):
     """Composite bodies of the elementwise, reduction and movement kernels (the nn kernels are
-    in :class:`~plugrad.backends._composites_nn.NNComposites`)."""
+    in :class:`~plugrad.backends._composites_nn.NNComposites`, the math kernels in
+    :class:`~plugrad.backends._composites_math.MathComposites`)."""
 
     def copy(self, x):
         """A cast to the same dtype (``astype`` always copies)."""

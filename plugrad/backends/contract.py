@@ -34,7 +34,8 @@ Conventions shared by every primitive (the core guarantees the inputs, the backe
 Required primitives are the abstract methods of :class:`Backend`; optional kernels, the
 methods with a body, fall back to a composite (:mod:`plugrad.backends.composites`). The nn
 kernels' part of the spec is :mod:`plugrad.backends.contract_nn`, the linear-algebra
-factorisations' :mod:`plugrad.backends.contract_linalg`.
+factorisations' :mod:`plugrad.backends.contract_linalg`, the math kernels' (inverse
+trigonometric, hyperbolic, gamma, bit operations) :mod:`plugrad.backends.contract_math`.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ import numpy as np
 
 from plugrad.backends.composites import Composites
 from plugrad.backends.contract_linalg import LinalgKernels
+from plugrad.backends.contract_math import MathKernels
 from plugrad.backends.contract_nn import NNKernels
 
 #: Bumped when a required primitive is added, removed or changes meaning.
@@ -65,7 +67,7 @@ def optional_kernels() -> tuple[str, ...]:
     return tuple(sorted(name for name in _OPTIONAL))
 
 
-class Backend(NNKernels, LinalgKernels, Composites, abc.ABC):
+class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
     """Base class of every backend. Subclass it, set the attributes, implement the primitives."""
 
     #: Unique backend name, e.g. ``"numpy"``.
@@ -447,6 +449,7 @@ class Backend(NNKernels, LinalgKernels, Composites, abc.ABC):
 _C = Composites
 
 _OPTIONAL = [name for name, value in {**vars(NNKernels), **vars(LinalgKernels),
+                                      **vars(MathKernels),
                                       **vars(Backend)}.items()
              if isinstance(value, types.FunctionType)
              and not getattr(value, "__isabstractmethod__", False)

@@ -396,11 +396,8 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _add(_P(_name, sample_inputs=s_binary(low=-2, high=2), promotion="bool", dtypes=ALL))
 for _name in ("logical_and", "logical_or", "logical_xor"):
     _add(_P(_name, sample_inputs=s_binary(), promotion="bool", dtypes=ALL))
-for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
-    _add(_P(_name, sample_inputs=s_binary(), promotion="bool", dtypes=BOOL))
 _add(
     _P("logical_not", sample_inputs=s_unary(), dtypes=ALL),
-    _P("bitwise_not", sample_inputs=s_unary(), dtypes=BOOL),
     _P("isnan", sample_inputs=s_unary(), dtypes=ALL),
     _P("isinf", sample_inputs=s_unary(), dtypes=ALL),
     _P("isfinite", sample_inputs=s_unary(), dtypes=ALL),
@@ -1508,6 +1505,7 @@ _add(
 from plugrad.testing._opdb_nn import NOT_OPS_NN  # noqa: E402 - its entries need the above
 from plugrad.testing import _opdb_linalg  # noqa: E402,F401 - plugrad.linalg's entries
 from plugrad.testing import _opdb_spatial  # noqa: E402,F401 - transposed conv, pools, resampling
+from plugrad.testing import _opdb_math  # noqa: E402,F401 - the math ops' entries
 
 NOT_OPS.update(NOT_OPS_NN)
 from plugrad.testing._opdb_layers import NOT_OPS_LAYERS  # noqa: E402 - issue 15's layers

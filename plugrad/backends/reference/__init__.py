@@ -17,6 +17,7 @@ from plugrad.backends.contract import Backend
 from plugrad.backends.hooks import hookimpl
 
 from . import scalars
+from ._math import RefMathKernels
 from .linalg import RefLinalgKernels
 from .array import (FLOAT_DTYPES, MANTISSA_BITS, RefArray, broadcast_shapes, broadcast_values,
                     cast, offsets, size_of, strided, strides_of)
@@ -63,7 +64,7 @@ def _total(dtype: str):
     return scalars.fsum if dtype in FLOAT_DTYPES else sum
 
 
-class ReferenceBackend(RefLinalgKernels, Backend):
+class ReferenceBackend(RefMathKernels, RefLinalgKernels, Backend):
     """Pure-Python backend on :class:`RefArray` (single device; ``device`` is ignored)."""
 
     name = "reference"

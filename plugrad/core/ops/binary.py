@@ -183,9 +183,10 @@ def _check_int_division(name, k, dt, bd):
             raise ZeroDivisionError(f"{name}: integer division by zero")
 
 
-def _refuse_bool(name, a, b=None):
-    """PyTorch implements no arithmetic ``name`` for bool tensors; neither do the backends."""
-    if any(isinstance(v, Tensor) and v.dtype is _dt.bool_ for v in (a, b)):
+def _refuse_bool(name, dt):
+    """PyTorch implements no arithmetic ``name`` on bool (a bool operand promoted to another
+    operand's dtype is fine: ``bool_tensor % 2`` is int64); neither do the backends."""
+    if dt is _dt.bool_:
         raise DTypeError(f"{name}: not implemented for 'Bool' tensors (convert with .long() or "
                          f".float() first)")
 
@@ -218,8 +219,8 @@ def floor_divide(a, b):
 
 
 def _floor_divide(a, b, node_cls):
-    _refuse_bool("floor_divide", a, b)
     k, dev, dt, ad, bd = binary_operands("floor_divide", a, b)
+    _refuse_bool("floor_divide", dt)
     _check_int_division("floor_divide", k, dt, bd)
     try:
         out = k.floordiv(ad, bd)
@@ -248,8 +249,8 @@ class RemainderBackward0(Node):
     augmented="__imod__")
 def remainder(a, b):
     """Python's ``%``: the result takes the sign of the divisor."""
-    _refuse_bool("remainder", a, b)
     k, dev, dt, ad, bd = binary_operands("remainder", a, b)
+    _refuse_bool("remainder", dt)
     _check_int_division("remainder", k, dt, bd)
     try:
         out = k.remainder(ad, bd)
@@ -285,10 +286,10 @@ class FmodBackward0(Node):
 @op("fmod", method="fmod", inplace="fmod_")
 def fmod(a, b):
     """C's ``fmod``: the exact remainder of division rounded toward zero (sign of ``a``)."""
-    _refuse_bool("fmod", a, b)
     if not isinstance(a, Tensor):
         raise TypeError(f"fmod(): argument 'input' must be Tensor, not {type(a).__name__}")
     k, dev, dt, ad, bd = binary_operands("fmod", a, b)
+    _refuse_bool("fmod", dt)
     _check_int_division("fmod", k, dt, bd)
     try:
         out = k.fmod(ad, bd)
@@ -344,9 +345,11 @@ class PowBackward2(KeepsOutput):
 
 @op("pow", method="pow", inplace="pow_", dunder="__pow__", augmented="__ipow__")
 def pow(a, b):
-    if not (b.__class__ in (int, float) and isinstance(a, Tensor) and a.dtype.kind == "f"):
-        _refuse_bool("pow", a, b)
     k, dev, dt, ad, bd = binary_operands("pow", a, b)
+    if dt is _dt.bool_:
+        if b is True and isinstance(a, Tensor):  # x ** 1 (PyTorch returns a copy)
+            return a.clone()
+        _refuse_bool("pow", dt)
     if dt.kind in "iu":
         negative = (bd < 0) if isinstance(bd, _SCALARS) else bool(
             k.to_numpy(k.max(k.lt(bd, 0), None, False)).item()) if _numel(bd) else False

@@ -73,38 +73,6 @@ def logical_not(x):
     return _wrap(k.logical_not(data), _dt.bool_, x.device, k)
 
 
-def _is_bool(v) -> bool:
-    return v.dtype is _dt.bool_ if isinstance(v, Tensor) else isinstance(v, bool)
-
-
-@op("bitwise_and", method="bitwise_and", dunder="__and__ __rand__", augmented="__iand__")
-def bitwise_and(a, b):
-    if _is_bool(a) and _is_bool(b):
-        return logical_and(a, b)
-    raise DTypeError("bitwise_and: only bool tensors are supported")
-
-
-@op("bitwise_or", method="bitwise_or", dunder="__or__ __ror__", augmented="__ior__")
-def bitwise_or(a, b):
-    if _is_bool(a) and _is_bool(b):
-        return logical_or(a, b)
-    raise DTypeError("bitwise_or: only bool tensors are supported")
-
-
-@op("bitwise_xor", method="bitwise_xor", dunder="__xor__", augmented="__ixor__")
-def bitwise_xor(a, b):
-    if _is_bool(a) and _is_bool(b):
-        return logical_xor(a, b)
-    raise DTypeError("bitwise_xor: only bool tensors are supported")
-
-
-@op("bitwise_not", method="bitwise_not", dunder="__invert__")
-def bitwise_not(x):
-    if x.dtype is not _dt.bool_:
-        raise DTypeError("bitwise_not: only bool tensors are supported")
-    return logical_not(x)
-
-
 # ---------------------------------------------------------------------- classification
 @op("isnan", method="isnan")
 def isnan(x):

@@ -22,6 +22,7 @@ from plugrad.core.ops import (activation, binary, compare, conv, conversion, ext
                               indexing,
                               join, linalg, movement, reduction, select, shape, slicing, unary)
 from plugrad.core.ops import linalg_decomp
+from plugrad.core.ops import bitwise, transcendental
 
 R, E, S, I, L = reduction, extrema, shape, indexing, linalg
 J, M = join, movement
@@ -236,6 +237,13 @@ class TensorOps:
 for _name, _fn in fused.OPS.items():  # fused kernels: differentiable through their composite
     if not hasattr(TensorOps, _name):
         setattr(TensorOps, _name, staticmethod(_fn))
+
+for _name in transcendental.KERNELS:  # the math kernels as their (differentiable) ops
+    setattr(TensorOps, _name, staticmethod(getattr(transcendental, _name)))
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"):
+    setattr(TensorOps, _name, staticmethod(getattr(bitwise, _name)))
+TensorOps.left_shift = staticmethod(bitwise.bitwise_left_shift)
+TensorOps.right_shift = staticmethod(bitwise.bitwise_right_shift)
 
 _BY_TYPE: dict = {}
 
