@@ -28,7 +28,7 @@ def ndtr(input):
 def entr(input):
     """``-x log x``: 0 at 0, ``-inf`` below 0 (NaN stays NaN)."""
     x = input if input.dtype.is_floating_point else input.float()
-    out = -xlogy(x, x)
+    out = (-xlogy(x, x)).where(x != 0, 0.0)  # +0.0 at 0, as PyTorch
     return out.where(~(x < 0), -math.inf)
 
 

@@ -306,6 +306,31 @@ def _ref_correlated(self, shape, dtype, device=None):
     return out
 
 
+def _np_atan2_by_ratio(self, a, b):
+    """``atan(a / b)``: the wrong quadrant for ``b < 0``, NaN for ``0 / 0``."""
+    with np.errstate(all="ignore"):
+        return np.arctan(np.divide(a, b))
+
+
+def _np_right_shift_no_fill(self, a, b):
+    """A shift by the width or more gives 0 even for a negative ``a`` (no sign fill)."""
+    out = NumPyBackend.right_shift(self, a, b)
+    bits = np.iinfo(out.dtype).bits
+    return np.where(np.asarray(b) >= bits, np.zeros((), out.dtype), out)
+
+
+def _ref_lgamma_pole_nan(self, x):
+    """``math.lgamma``'s domain error taken as NaN (at the poles lgamma is inf)."""
+    def f(v):
+        try:
+            return math.lgamma(v)
+        except ValueError:
+            return math.nan
+        except OverflowError:
+            return math.inf
+    return self._map(f, x)
+
+
 N, R = NumPyBackend, ReferenceBackend
 MUTANTS = [
     # ---- NaN, ties and IEEE special values
@@ -346,6 +371,17 @@ MUTANTS = [
            {"div": _np_div_raises}),
     Mutant("logwarns", N, "log(0) emits a RuntimeWarning (no warnings)", ("log",),
            {"log": lambda self, x: np.log(x)}),
+    Mutant("atan2ratio", N, "atan2 as atan(a / b): wrong quadrant, atan2(0, 0) NaN",
+           ("atan2",), {"atan2": _np_atan2_by_ratio}),
+    Mutant("lgammapole", R, "lgamma at 0 and the negative integers is NaN (it is inf)",
+           ("lgamma",), {"lgamma": _ref_lgamma_pole_nan}),
+    Mutant("asinzero", N, "asin(-0.0) is +0.0 (the sign of zero is kept)", ("asin",),
+           {"asin": lambda self, x: np.arcsin(x) + np.zeros((), x.dtype)}),
+    Mutant("shiftnofill", N, "x >> (bits or more) is 0 for negative x (the sign fill, -1)",
+           ("right_shift",), {"right_shift": _np_right_shift_no_fill}),
+    Mutant("andbool", N, "bitwise_and of bool arrays gives int8", ("bitwise_and",),
+           {"bitwise_and": lambda self, a, b: np.bitwise_and(a, b).astype(np.int8)
+            if np.asarray(a).dtype == np.bool_ else np.bitwise_and(a, b)}),
     Mutant("pow00", N, "0 ** 0 is 0 (it is 1)", ("pow",),
            {"pow": lambda self, a, b: np.where((np.asarray(a) == 0) & (np.asarray(b) == 0),
                                                np.zeros((), np.result_type(a, b)),

@@ -206,7 +206,7 @@ class CopysignBackward0(KeepsOutput):
             zero = F.eq(a, 0.0)
             ga = F.mul(g, F.where(zero, 0.0, F.div(y, F.where(zero, 1.0, a))))
         if self.next[1]:
-            gb = F.mul(g, 0.0)
+            gb = F.mul(F.abs(g), 0.0)  # zeros (+0.0)
         return ga, gb
 
 
@@ -236,25 +236,26 @@ def xlogy_of(F, a, b, log_name):
 
 
 class XlogyBackward0(Node):
+    """``xlogy(g, b)``, 0 where ``a == 0`` and ``b <= 0``; ``g a / b`` (PyTorch's)."""
+
+    log_name, edge = "log", 0.0
 
     def grad(self, F, g, a, b):
         ga = gb = None
         if self.next[0]:
-            ga = F.mul(g, xlogy_of(F, F.astype(F.ne(a, 0.0), F.dtype_of(a)), b, "log"))
+            ga = xlogy_of(F, g, b, self.log_name)
+            ga = F.where(F.logical_and(F.eq(a, 0.0), F.le(b, self.edge)), 0.0, ga) \
+                if not isinstance(b, (int, float)) else (
+                    F.where(F.eq(a, 0.0), 0.0, ga) if b <= self.edge else ga)
         if self.next[1]:
-            gb = F.div(F.mul(g, a), b)
+            d = b if self.edge == 0.0 else (b + 1.0 if isinstance(b, (int, float))
+                                            else F.add(b, 1.0))
+            gb = F.div(F.mul(g, a), d)
         return ga, gb
 
 
-class Xlog1pyBackward0(Node):
-
-    def grad(self, F, g, a, b):
-        ga = gb = None
-        if self.next[0]:
-            ga = F.mul(g, xlogy_of(F, F.astype(F.ne(a, 0.0), F.dtype_of(a)), b, "log1p"))
-        if self.next[1]:
-            gb = F.div(F.mul(g, a), F.add(b, 1.0))
-        return ga, gb
+class Xlog1pyBackward0(XlogyBackward0):
+    log_name, edge = "log1p", -1.0
 
 
 @op("xlogy", method="xlogy", inplace="xlogy_")
