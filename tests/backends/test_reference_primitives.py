@@ -1112,6 +1112,172 @@ def case_scaled_dot_product_attention_backward():
         check(a, e, rtol=1e-10, atol=1e-13)
 
 
+# ---------------------------------------------------------------------- math kernels
+def _torch64(name):
+    torch = pytest.importorskip("torch")
+    return lambda x: getattr(torch, name)(torch.tensor(np.asarray(x, np.float64))).numpy()
+
+
+def _math_unary_case(name, oracle, lo=-5, hi=5, atol=None):
+    for dtype in FLOATS:
+        x = np.concatenate([rand((30,), dtype, lo, hi), np.array(EDGES, dtype)])
+        check(getattr(B, name)(ref(x)), npx(oracle, x.astype(np.float64)), dtype=dtype,
+              rtol=RTOL[dtype] * 8, atol=(atol or {}).get(dtype, 0.0))
+        z = getattr(B, name)(ref(np.array([0.0, -0.0], dtype)))  # odd functions keep -0.0
+        if name in ("asin", "atan", "sinh", "asinh", "atanh", "erfinv"):
+            assert np.signbit(B.to_numpy(z)).tolist() == [False, True], name
+
+
+@optional
+def case_asin():
+    _math_unary_case("asin", np.arcsin, -1, 1)
+
+
+@optional
+def case_acos():
+    _math_unary_case("acos", np.arccos, -1, 1)
+
+
+@optional
+def case_atan():
+    _math_unary_case("atan", np.arctan)
+
+
+@optional
+def case_sinh():
+    _math_unary_case("sinh", np.sinh)
+
+
+@optional
+def case_cosh():
+    _math_unary_case("cosh", np.cosh)
+
+
+@optional
+def case_asinh():
+    _math_unary_case("asinh", np.arcsinh)
+
+
+@optional
+def case_acosh():
+    _math_unary_case("acosh", np.arccosh, 0.5, 5)
+
+
+@optional
+def case_atanh():
+    _math_unary_case("atanh", np.arctanh, -1, 1)
+
+
+@optional
+def case_erfc():
+    _math_unary_case("erfc", _torch64("erfc"))
+
+
+@optional
+def case_erfinv():
+    _math_unary_case("erfinv", _torch64("erfinv"), -1, 1)
+
+
+@optional
+def case_lgamma():
+    _math_unary_case("lgamma", _torch64("lgamma"), atol={"float32": 1e-5, "float64": 1e-13})
+
+
+@optional
+def case_digamma():  # (near its zeros only absolute accuracy is meaningful)
+    _math_unary_case("digamma", _torch64("digamma"), atol={"float32": 1e-5, "float64": 1e-13})
+
+
+def _math_binary_case(name, oracle):
+    for dtype in FLOATS:
+        a, b = edge_pairs(dtype)
+        check(getattr(B, name)(ref(a), ref(b)), npx(oracle, a, b), rtol=RTOL[dtype] * 4)
+        x, y = rand((3, 1), dtype), rand((4,), dtype)
+        check(getattr(B, name)(ref(x), ref(y)), npx(oracle, x, y), rtol=RTOL[dtype] * 4)
+        check(getattr(B, name)(ref(x), 1.5), npx(oracle, x, np.array(1.5, dtype)),
+              rtol=RTOL[dtype] * 4)
+
+
+@optional
+def case_atan2():
+    _math_binary_case("atan2", np.arctan2)
+
+
+@optional
+def case_hypot():
+    _math_binary_case("hypot", np.hypot)
+
+
+@optional
+def case_copysign():
+    _math_binary_case("copysign", np.copysign)
+
+
+_BIT_DTYPES = ["uint8", "int8", "int16", "int32", "int64"]
+
+
+def _bit_edges(dtype):
+    info = np.iinfo(dtype)
+    vals = [info.min, info.min + 1, info.max, info.max - 1, 0, 1, 2, 85]
+    return np.array(vals + ([-1, -86] if info.min < 0 else []), dtype)
+
+
+def _bitwise_case(name, fn):
+    for dtype in _BIT_DTYPES:
+        e = _bit_edges(dtype)
+        a, b = np.repeat(e, len(e)), np.tile(e, len(e))
+        check(getattr(B, name)(ref(a), ref(b)), fn(a, b))
+        check(getattr(B, name)(ref(a), 3), fn(a, np.array(3, dtype)))
+        check(getattr(B, name)(5, ref(b)), fn(np.array(5, dtype), b))
+    p, q = rand((3, 1), "bool"), rand((4,), "bool")
+    check(getattr(B, name)(ref(p), ref(q)), fn(p, q))
+
+
+@optional
+def case_bitwise_and():
+    _bitwise_case("bitwise_and", np.bitwise_and)
+
+
+@optional
+def case_bitwise_or():
+    _bitwise_case("bitwise_or", np.bitwise_or)
+
+
+@optional
+def case_bitwise_xor():
+    _bitwise_case("bitwise_xor", np.bitwise_xor)
+
+
+@optional
+def case_bitwise_not():
+    for dtype in _BIT_DTYPES:
+        e = _bit_edges(dtype)
+        check(B.bitwise_not(ref(e)), np.invert(e))
+
+
+def _shift_case(name, op):
+    torch = pytest.importorskip("torch")
+    for dtype in _BIT_DTYPES:
+        bits = np.iinfo(dtype).bits
+        shifts = np.array([s for s in range(-3, 2 * bits + 2)
+                           if np.iinfo(dtype).min <= s <= np.iinfo(dtype).max], dtype)
+        e = _bit_edges(dtype)
+        a, s = np.repeat(e, len(shifts)), np.tile(shifts, len(e))
+        want = op(torch.from_numpy(a), torch.from_numpy(s)).numpy()
+        check(getattr(B, name)(ref(a), ref(s)), want)
+        check(getattr(B, name)(ref(e), 2), op(torch.from_numpy(e), 2).numpy())
+
+
+@optional
+def case_left_shift():
+    _shift_case("left_shift", lambda a, s: a << s)
+
+
+@optional
+def case_right_shift():
+    _shift_case("right_shift", lambda a, s: a >> s)
+
+
 # ====================================================================== the contract's composites
 class CompositeBackend(ReferenceBackend):
     """The reference's primitives with every optional kernel left to the contract's composite,
