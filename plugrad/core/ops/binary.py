@@ -346,10 +346,7 @@ class PowBackward2(KeepsOutput):
 @op("pow", method="pow", inplace="pow_", dunder="__pow__", augmented="__ipow__")
 def pow(a, b):
     k, dev, dt, ad, bd = binary_operands("pow", a, b)
-    if dt is _dt.bool_:
-        if b is True and isinstance(a, Tensor):  # x ** 1 (PyTorch returns a copy)
-            return a.clone()
-        _refuse_bool("pow", dt)
+    _refuse_bool("pow", dt)
     if dt.kind in "iu":
         negative = (bd < 0) if isinstance(bd, _SCALARS) else bool(
             k.to_numpy(k.max(k.lt(bd, 0), None, False)).item()) if _numel(bd) else False
