@@ -125,8 +125,8 @@ _add(
                               "count_include_pad": False})),
     _F("lp_pool1d", _pool1d({"norm_type": 2.0, "kernel_size": 2},
                             {"norm_type": 3.0, "kernel_size": 3, "stride": 2},
-                            positive=True), dtypes=FLOATS + INTS),  # x^p: float
-    _F("lp_pool2d", s_lp_pool2d, dtypes=FLOATS + INTS),
+                            positive=True), dtypes=ALL),  # x^p: float (bool too, as PyTorch)
+    _F("lp_pool2d", s_lp_pool2d, dtypes=ALL),
     _F("adaptive_avg_pool1d", _pool1d({"output_size": 3}, {"output_size": 4})),
     _F("adaptive_max_pool1d", _pool1d({"output_size": 3}, {"output_size": 2},
                                       {"output_size": 4, "return_indices": True})),
