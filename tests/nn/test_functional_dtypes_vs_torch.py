@@ -21,8 +21,6 @@ KNOWN = {
                        ("avg_pool2d", ("int64",)), ("avg_pool1d", ("int64",)),
                        ("conv_transpose1d", ("int64",)), ("conv_transpose2d", ("int64",)))
        for dt in dts},
-    ("nn.functional.lp_pool1d", "bool"): "report entry 26: pow of a bool tensor raises",
-    ("nn.functional.lp_pool2d", "bool"): "report entry 26: pow of a bool tensor raises",
     ("nn.functional.softmax", "int32"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.softmax", "int64"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.softmax", "bool"): "issue 16: plugrad.softmax takes integers",
