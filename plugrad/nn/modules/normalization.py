@@ -11,6 +11,27 @@ from plugrad.nn.modules.module import Module
 from plugrad.nn.parameter import Parameter
 
 
+def _affine_parameters(module, shape, affine: bool, bias: bool, factory) -> None:
+    """``weight`` (ones) and ``bias`` (zeros) of ``shape`` where ``affine``, else None, as
+    PyTorch's norm layers register them (``bias=False``: no bias parameter)."""
+    if affine:
+        module.weight = Parameter(plugrad.ones(*shape, **factory))
+        if bias:
+            module.bias = Parameter(plugrad.zeros(*shape, **factory))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module) -> None:
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _BatchNorm(Module):
     """Batch statistics in training, running estimates in eval (when tracked)."""
 
@@ -23,15 +44,7 @@ class _BatchNorm(Module):
         factory = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(plugrad.ones(num_features, **factory))
-            if bias:
-                self.bias = Parameter(plugrad.zeros(num_features, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), affine, bias, factory)
         if track_running_stats:
             self.register_buffer("running_mean", plugrad.zeros(num_features, **factory))
             self.register_buffer("running_var", plugrad.ones(num_features, **factory))
@@ -50,10 +63,7 @@ class _BatchNorm(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, x):
         if x.dim() not in self._dims:
@@ -100,21 +110,10 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(plugrad.ones(*self.normalized_shape, **factory))
-            if bias:
-                self.bias = Parameter(plugrad.zeros(*self.normalized_shape, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, factory)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, x):
         return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -186,21 +185,10 @@ class GroupNorm(Module):
         factory = {"device": device, "dtype": dtype}
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        if affine:
-            self.weight = Parameter(plugrad.ones(num_channels, **factory))
-            if bias:
-                self.bias = Parameter(plugrad.zeros(num_channels, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), affine, bias, factory)
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, x):
         return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)

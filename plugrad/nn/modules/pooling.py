@@ -6,7 +6,10 @@ from plugrad.nn import functional as F
 from plugrad.nn.modules.module import Module
 
 
-class MaxPool2d(Module):
+class _MaxPoolNd(Module):
+    """``MaxPool1d``/``MaxPool2d``: one layer over the functional form it names."""
+
+    _functional = ""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
@@ -17,12 +20,17 @@ class MaxPool2d(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, x):
-        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+        return getattr(F, self._functional)(
+            x, self.kernel_size, self.stride, self.padding, self.dilation,
+            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class MaxPool2d(_MaxPoolNd):
+    _functional = "max_pool2d"
 
 
 class AvgPool2d(Module):
@@ -56,23 +64,8 @@ class AdaptiveAvgPool2d(Module):
         return f"output_size={self.output_size}"
 
 
-class MaxPool1d(Module):
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.dilation = padding, dilation
-        self.return_indices, self.ceil_mode = return_indices, ceil_mode
-
-    def forward(self, x):
-        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
-                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
-
-    def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+class MaxPool1d(_MaxPoolNd):
+    _functional = "max_pool1d"
 
 
 def _single(v):
