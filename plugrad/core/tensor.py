@@ -307,15 +307,6 @@ class Tensor:
         self.device = value.device
         self._k = value._k
 
-    def _inplace_assign(self, new_data) -> Tensor:
-        """Write ``new_data`` (same shape, dtype, device) into this tensor's array in place,
-        so aliases (``.data``, ``detach()``, views) see it; bump the version counter."""
-        self._data = self._k.assign(self._data, (), new_data)
-        self._vc[0] += 1
-        if self._root is not None or self._views:
-            aliasing.written(self)
-        return self
-
     def __dlpack__(self, *, stream=None, **kwargs):
         """Export through DLPack: the backend's own array, without a copy, where the backend
         declares ``dlpack_device_type`` (NumPy, CuPy, plugins); else a host copy."""

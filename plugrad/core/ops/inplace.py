@@ -17,7 +17,7 @@ from plugrad.core.ops import views
 from plugrad.core.ops.select import where
 from plugrad.core.ops.views import snapshot, take_history
 from plugrad.core.random import rand, randint, randn
-from plugrad.core.tensor import Tensor, _wrap
+from plugrad.core.tensor import Tensor
 
 # In-place ops that change the shape (a metadata change in PyTorch): the tensor takes the
 # new array instead of having its elements overwritten.
