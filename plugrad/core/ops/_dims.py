@@ -2,10 +2,18 @@
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError
 from plugrad.core.tensor import _wrap, _wrap_dim
+
+
+def return_type(name: str, *fields: str):
+    """A named tuple of results as ``torch.return_types.<name>`` (``values``/``indices``)."""
+    cls = namedtuple(name, fields)
+    cls.__module__ = "torch.return_types"
+    return cls
 
 
 def normalize_dims(dim, ndim: int, op: str):

@@ -13,7 +13,6 @@ up to 16 elements along the dim, another occurrence of the same value beyond).
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT
@@ -21,23 +20,17 @@ from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError
 from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state, no_grad
-from plugrad.core.ops._dims import filled
+from plugrad.core.ops._dims import filled, return_type
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.extrema import MaxBackward1
 from plugrad.core.ops.join import cat
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 
-def _rt(name, *fields):
-    cls = namedtuple(name, fields)
-    cls.__module__ = "torch.return_types"
-    return cls
-
-
-median_t = _rt("median", "values", "indices")
-nanmedian_t = _rt("nanmedian", "values", "indices")
-kthvalue_t = _rt("kthvalue", "values", "indices")
-mode_t = _rt("mode", "values", "indices")
+median_t = return_type("median", "values", "indices")
+nanmedian_t = return_type("nanmedian", "values", "indices")
+kthvalue_t = return_type("kthvalue", "values", "indices")
+mode_t = return_type("mode", "values", "indices")
 
 
 class MedianBackward0(MaxBackward1):

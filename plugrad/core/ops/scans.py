@@ -9,27 +9,20 @@ gradient is the exact one at every order.
 """
 from __future__ import annotations
 
-from collections import namedtuple
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError
 from plugrad.core.factories import arange
 from plugrad.core.grad_mode import no_grad
-from plugrad.core.ops._dims import filled
+from plugrad.core.ops._dims import filled, return_type
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 
-def _rt(name, *fields):
-    cls = namedtuple(name, fields)
-    cls.__module__ = "torch.return_types"
-    return cls
-
-
-cummax_t = _rt("cummax", "values", "indices")
-cummin_t = _rt("cummin", "values", "indices")
-aminmax_t = _rt("aminmax", "min", "max")
+cummax_t = return_type("cummax", "values", "indices")
+cummin_t = return_type("cummin", "values", "indices")
+aminmax_t = return_type("aminmax", "min", "max")
 
 
 def _shift_pairs(v, d):
