@@ -42,7 +42,7 @@ __version__ = "0.1.0"
 
 
 _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", "random",
-                    "version", "multiprocessing", "special"}
+                    "version", "multiprocessing", "special", "capture", "onnx"}
 
 
 def __getattr__(name):
@@ -52,6 +52,10 @@ def __getattr__(name):
         module = importlib.import_module(f"plugrad.{name}")
         globals()[name] = module
         return module
+    if name == "compile":  # torch.compile: plugrad.compiler sits above nn
+        import importlib
+        fn = globals()[name] = importlib.import_module("plugrad.compiler").compile
+        return fn
     raise AttributeError(f"module 'plugrad' has no attribute {name!r}")
 
 

@@ -1,9 +1,13 @@
 """Adam and AdamW (decoupled weight decay), with AMSGrad and ``maximize``."""
 from __future__ import annotations
 
+import functools
 import math
 
+import numpy as np
+
 import plugrad
+from plugrad.capture import host_scalars
 from plugrad.optim.optimizer import Optimizer, check
 
 
@@ -37,7 +41,7 @@ class Adam(Optimizer):
                     state["exp_avg_sq"] = plugrad.zeros_like(p)
                     if amsgrad:
                         state["max_exp_avg_sq"] = plugrad.zeros_like(p)
-                step = self._advance_step(state)
+                step = self._step_counter(state)
                 if wd:
                     if self._decoupled:
                         p.mul_(1.0 - lr * wd)
@@ -50,10 +54,22 @@ class Adam(Optimizer):
                     second = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
                 else:
                     second = exp_avg_sq
-                bias_correction2_sqrt = math.sqrt(1.0 - beta2 ** step)
+                value, bias_correction2_sqrt = host_scalars(functools.partial(
+                    _corrections, lr, beta1, beta2, p.dtype == plugrad.float32), step)
                 denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
-                p.addcdiv_(exp_avg, denom, value=-lr / (1.0 - beta1 ** step))
+                # p.addcdiv_(exp_avg, denom, value=value), spelled with the float as it is
+                # (the same kernels in the same order): a captured step recomputes it
+                p.add_(exp_avg.mul(value).div_(denom))
         return loss
+
+
+def _corrections(lr, beta1, beta2, single, step):
+    """The step's update scale and the square root of the second bias correction, from the
+    step counter, in Python floats as PyTorch computes them (the scale rounded to float32
+    for a float32 parameter, as addcdiv rounds its ``value``)."""
+    step = int(step)
+    value = -lr / (1.0 - beta1 ** step)
+    return (float(np.float32(value)) if single else value), math.sqrt(1.0 - beta2 ** step)
 
 
 class AdamW(Adam):

@@ -158,6 +158,15 @@ class Optimizer:
                 yield p, (-g if group.get("maximize") else g), self.state[p]
 
     @staticmethod
+    def _step_counter(state):
+        """Increment the per-parameter step counter (a float32 0-d tensor, as in PyTorch)
+        and return it, without reading it back to Python (see ``capture.host_scalars``)."""
+        if "step" not in state:
+            state["step"] = new_step()
+        state["step"] += 1
+        return state["step"]
+
+    @staticmethod
     def _advance_step(state) -> int:
         """Increment the per-parameter step counter (a float32 0-d tensor, as in PyTorch)."""
         if "step" not in state:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from heapq import heappop, heappush
 
 from plugrad.core import dtypes as _dt
+from plugrad.core import tracing
 from plugrad.core.autograd import anomaly
 from plugrad.core.autograd.grad_ops import to_inputs
 from plugrad.core.autograd.node import AccumulateGrad
@@ -91,6 +92,8 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
     checks, user rules on Tensors) when it is ``special`` or the pass watches nodes;
     every other node is one rule call on its own kernel table.
     """
+    if tracing.recorder is not None:
+        tracing.backward_from(edge[0] for edge, _ in starts)
     sinks: dict = {}
     if len(starts) == 1 and starts[0][0][0].n_outputs == 1 \
             and starts[0][0][0].__class__ is not AccumulateGrad:
@@ -292,6 +295,7 @@ def _back(node, grads, tensor_mode):
 
 
 def _run_pre_hooks(node, g, tensor_mode):
+    tracing.graph_break(f"a hook on {node.name()} ran during backward")
     grads = _tensors_of(node, g, tensor_mode)
     for nr, hooks in list(node.pre_hooks.items()):
         for hook in list(hooks):
@@ -307,6 +311,7 @@ def _run_pre_hooks(node, g, tensor_mode):
 
 
 def _run_post_hooks(node, outs, g, tensor_mode) -> None:
+    tracing.graph_break(f"a hook on {node.name()} ran during backward")
     grads = tuple(_tensors_of(node, g, tensor_mode))
     if tensor_mode:
         ins = tuple(outs)
@@ -380,6 +385,7 @@ def accumulate_array(var, g, k, stored: set) -> None:
     AccumulateGrad does); a first gradient is stored without a copy unless the array may be
     shared (a view, or already stored or given by the caller)."""
     if var._hooks:
+        tracing.graph_break("a hook on a leaf tensor ran during backward")
         t = _as_tensor(g, k, var.device)
         for hook in list(var._hooks):
             replaced = hook(t)

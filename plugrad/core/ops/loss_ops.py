@@ -11,6 +11,7 @@ programs print and walk (``loss.grad_fn.next_functions`` reaches the model's out
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ from plugrad.core.autograd.record import input_meta, record, recording
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, shape_str
 from plugrad.core.factories import arange
 from plugrad.core.grad_mode import _state, no_grad
+from plugrad.core.tracing import host_read
 from plugrad.core.ops.select import where
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -163,6 +165,18 @@ def class_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
     return safe, valid
 
 
+def _count_valid_targets(host, n_classes: int, ignore_index: int) -> int:
+    """How many class targets are not ``ignore_index``; raises on one out of range."""
+    counted = host != ignore_index
+    n_valid = int(np.count_nonzero(counted))
+    chosen = host if n_valid == host.size else host[counted]
+    if chosen.size:
+        low, high = int(chosen.min()), int(chosen.max())
+        if low < 0 or high >= n_classes:
+            raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    return n_valid
+
+
 def checked_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
     """:func:`class_targets` plus the number of counted entries; ``valid`` is None when all
     count. The targets are read to the host once (bounds checks need them there anyway)."""
@@ -183,18 +197,11 @@ def checked_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
                              f"batch_size ({target.shape[0]}).")
         raise ShapeError(f"{op}: Expected target size {shape_str(expected)}, got "
                          f"{shape_str(target.shape)} (input shape {shape_str(x.shape)})")
-    n_classes = x.shape[1]
-    host = np.asarray(target._k.to_numpy(target._data))
-    counted = host != ignore_index
-    n_valid = int(np.count_nonzero(counted))
-    chosen = host if n_valid == host.size else host[counted]
-    if chosen.size:
-        low, high = int(chosen.min()), int(chosen.max())
-        if low < 0 or high >= n_classes:
-            raise IndexError(f"Target {low if low < 0 else high} is out of bounds.")
+    n_valid = host_read(functools.partial(_count_valid_targets, n_classes=x.shape[1],
+                                          ignore_index=ignore_index), target._k, target._data)
     if target.dtype is not _dt.int64:
         target = target.long()
-    if n_valid == host.size:
+    if n_valid == target.numel():
         return target, None, n_valid
     valid = target != ignore_index
     return target.masked_fill(valid.logical_not(), 0), valid, n_valid

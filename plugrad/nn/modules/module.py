@@ -7,6 +7,7 @@ from collections import OrderedDict, namedtuple
 
 import plugrad
 from plugrad import Tensor
+from plugrad.capture import guards as _guards
 from plugrad.nn.parameter import Parameter
 
 
@@ -31,6 +32,7 @@ class RemovableHandle:
         self.id = next(self._ids)
 
     def remove(self) -> None:
+        _guards.MODULE_VERSION[0] += 1
         self._hooks.pop(self.id, None)
 
     def __enter__(self):
@@ -95,6 +97,7 @@ class Module:
         return out
 
     def _add_hook(self, hooks: OrderedDict, hook, prepend: bool) -> RemovableHandle:
+        _guards.MODULE_VERSION[0] += 1
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if prepend:
@@ -155,6 +158,7 @@ class Module:
         self._non_persistent_buffers_set.discard(name)
 
     def __setattr__(self, name: str, value) -> None:
+        _guards.MODULE_VERSION[0] += 1  # compiled calls re-read their modules' guards
         params = self.__dict__.get("_parameters")
         if isinstance(value, Parameter):
             if params is None:
@@ -195,6 +199,7 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name: str) -> None:
+        _guards.MODULE_VERSION[0] += 1
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]

@@ -1,0 +1,210 @@
+"""``plugrad.compile`` for functions: record a call, trust it once it repeats, replay it.
+
+Per guard (:mod:`plugrad.capture.guards`) a cache entry goes through three states:
+*recording* (each call runs eagerly and is recorded), *replaying* (two consecutive
+recordings were the same program: later calls run the generated replay), or *eager* (the
+call cannot be captured -- a graph break -- or did not repeat; the reason is kept for
+:meth:`CompiledFunction.explain`). A recording is trusted only once the next call records
+the same program because the first call of a step often differs from the rest (optimizer
+state made lazily, a cache filled) and because Python numbers or host data that change
+from call to call show up as a difference instead of as a wrong replay.
+"""
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from plugrad.capture import program as _program
+from plugrad.capture.guards import call_key, hooked, rebuilder, watch_list
+from plugrad.capture.recorder import Recorder, tables_in_use
+from plugrad.core.autograd import anomaly
+from plugrad.core.autograd.node import Node
+from plugrad.core.tensor import _wrap
+
+#: Recordings of one guard that may differ before the call is left to eager execution.
+MAX_RECORDINGS = 4
+#: Guards (shapes, flags, ...) kept per compiled function, as torch's cache size limit.
+CACHE_SIZE_LIMIT = 8
+
+
+class GraphBreakError(RuntimeError):
+    """``fullgraph=True`` and the call could not be captured whole."""
+
+
+@dataclass
+class _Entry:
+    last: object = None           # the previous recording's Program
+    last_signature: object = None
+    recordings: int = 0
+    replay: object = None         # the generated function, once trusted
+    rebuild: object = None
+    metas: tuple = ()
+    eager_reason: str | None = None
+
+
+@dataclass
+class CaptureReport:
+    """What ``explain()`` returns: how the calls of a compiled function were served."""
+    replays: int = 0
+    recorded_calls: int = 0
+    eager_calls: int = 0
+    graphs: int = 0
+    break_reasons: list = field(default_factory=list)
+    kernels_per_replay: list = field(default_factory=list)
+
+    @property
+    def graph_count(self) -> int:
+        return self.graphs
+
+    @property
+    def graph_break_count(self) -> int:
+        return len(self.break_reasons)
+
+    def __str__(self) -> str:
+        lines = [f"{self.graphs} captured program(s) ({', '.join(map(str, self.kernels_per_replay)) or '-'} "
+                 f"kernel calls each); {self.replays} replayed call(s), {self.recorded_calls} "
+                 f"recorded, {self.eager_calls} run eagerly"]
+        lines += [f"  eager because: {r}" for r in self.break_reasons]
+        return "\n".join(lines)
+
+
+class SpentGraph(Node):
+    """``grad_fn`` of a replayed output whose graph a backward inside the call ran through:
+    as after an eager ``backward()``, there is nothing left to run."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+    def grad(self, F, g):
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time (in {self._name}): this "
+            f"tensor is the output of a replayed call of a compiled function, whose backward "
+            f"ran inside the call; its graph is gone.")
+
+
+def _output(array, dtype, device, k, grad_fn_name):
+    t = _wrap(array, dtype, device, k)
+    if grad_fn_name is not None:
+        t._rg = True
+        t.grad_fn = SpentGraph(grad_fn_name)
+    return t
+
+
+class CompiledFunction:
+    """A function whose calls are captured and replayed (see the module docstring)."""
+
+    def __init__(self, fn, *, fullgraph: bool = False, dynamic=None):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self._watched = watch_list(fn)
+        self._entries: OrderedDict = OrderedDict()
+        self.report = CaptureReport()
+        functools.update_wrapper(self, fn, updated=())
+
+    def __call__(self, *args, **kwargs):
+        tensors: list = []
+        key = call_key(args, kwargs, self._watched, tensors)
+        entry = self._entries.get(key)
+        if entry is None:
+            if len(self._entries) >= CACHE_SIZE_LIMIT:
+                return self._eager(f"more than {CACHE_SIZE_LIMIT} different guards (shapes, "
+                                   "flags, Python numbers) were seen: the cache is full",
+                                   args, kwargs, note=not self._full_noted())
+            entry = self._entries[key] = _Entry()
+        if entry.replay is not None:
+            try:
+                arrays = entry.replay(*[t._data for t in tensors])
+            except _program.Stale as stale:
+                entry.replay = None
+                entry.last = entry.last_signature = None
+                entry.recordings = 0
+                self.report.break_reasons.append(f"recaptured: {stale}")
+            else:
+                self.report.replays += 1
+                return entry.rebuild([_output(a, *meta) for a, meta in zip(arrays, entry.metas)])
+        if entry.eager_reason is not None:
+            self.report.eager_calls += 1
+            return self.fn(*args, **kwargs)
+        return self._record(entry, args, kwargs, tensors)
+
+    # ------------------------------------------------------------------ recording
+    def _record(self, entry, args, kwargs, tensors):
+        reason = self._refusal(tensors)
+        if reason is not None:
+            return self._give_up(entry, reason, self.fn(*args, **kwargs))
+        rec = Recorder([t._data for t in tensors], tables_in_use(tensors))
+        with rec:
+            out = self.fn(*args, **kwargs)
+        self.report.recorded_calls += 1
+        outputs: list = []
+        rebuild = rebuilder(out, outputs)
+        if rec.broken is None and any(t._rg and id(t.grad_fn) not in rec.spent for t in outputs):
+            rec.graph_break("an output requires grad and no backward ran through it: a replay "
+                            "makes no graph (compile the whole step, backward() included, or "
+                            "call it under no_grad)")
+        prog = rec.finish(outputs) if rec.broken is None else None
+        if rec.broken is not None:
+            return self._give_up(entry, rec.broken, out)
+        signature = _program.signature(prog)
+        if signature == entry.last_signature:
+            _program.simplify(prog)
+            entry.replay = _program.build(prog)
+            entry.rebuild = rebuild
+            entry.metas = tuple((t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
+                                for t in outputs)
+            entry.last = None
+            self.report.graphs += 1
+            self.report.kernels_per_replay.append(len(prog))
+        else:
+            entry.recordings += 1
+            if entry.recordings >= MAX_RECORDINGS:
+                return self._give_up(entry, "the call does not repeat the same kernel calls: "
+                                     + _program.first_difference(entry.last, prog), out)
+            entry.last, entry.last_signature = prog, signature
+        return out
+
+    def _refusal(self, tensors):
+        if anomaly._enabled:
+            return "anomaly detection is on"
+        if any(t._rg for t in tensors):
+            return "an argument requires grad (a replay could not give it a .grad)"
+        if hooked(self._watched):
+            return "a module has forward hooks (a replay would not call them)"
+        return None
+
+    def _give_up(self, entry, reason, out):
+        entry.eager_reason = reason
+        entry.last = entry.last_signature = None
+        self.report.break_reasons.append(reason)
+        if self.fullgraph:
+            raise GraphBreakError(f"plugrad.compile(fullgraph=True): {self._name()} could "
+                                  f"not be captured whole: {reason}")
+        return out
+
+    def _eager(self, reason, args, kwargs, note):
+        if self.fullgraph:
+            raise GraphBreakError(f"plugrad.compile(fullgraph=True): {self._name()}: {reason}")
+        if note:
+            self.report.break_reasons.append(reason)
+        self.report.eager_calls += 1
+        return self.fn(*args, **kwargs)
+
+    def _full_noted(self) -> bool:
+        return any("cache is full" in r for r in self.report.break_reasons)
+
+    def _name(self) -> str:
+        return getattr(self.fn, "__qualname__", None) or type(self.fn).__name__
+
+    # ------------------------------------------------------------------ reporting
+    def explain(self) -> CaptureReport:
+        """How the calls so far were served, and why any ran eagerly."""
+        return self.report
+
+    def replay_source(self) -> list:
+        """The generated source of each captured program (for reading, and for tests)."""
+        return [e.replay.source for e in self._entries.values() if e.replay is not None]

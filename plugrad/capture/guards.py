@@ -1,0 +1,168 @@
+"""Guards: what must be the same for a captured call to be replayed instead of run.
+
+A replay runs no Python of the user's, so everything the Python would have decided from
+must be read here, cheaply, on every call: the arguments' structure and their tensors'
+shapes, dtypes and devices; grad mode and autocast; and the state the function reaches by
+name -- its closure cells and the globals its code names (and ``self`` of a method): for a
+module, its training flags, hooks and parameter identities; for an optimizer, its
+hyper-parameters read as Python numbers; for a tensor, its identity; for a number, its value.
+"""
+from __future__ import annotations
+
+import types
+import weakref
+
+from plugrad.core import autocast as _autocast
+from plugrad.core.grad_mode import _state
+from plugrad.core.tensor import Tensor
+
+_SCALARS = (bool, int, float, str, type(None), complex)
+
+#: Bumped by ``nn.Module`` on every attribute set or delete and hook change, so a module's
+#: guard (a walk over its submodules and parameters) is recomputed only after a change.
+MODULE_VERSION = [0]
+_module_keys: dict = {}  # id(module) -> (version, key)
+
+
+# ---------------------------------------------------------------------- arguments
+def flatten(obj, tensors: list):
+    """The structure of ``obj`` with tensors taken out (into ``tensors``), for the key."""
+    if isinstance(obj, Tensor):
+        tensors.append(obj)
+        return ("T", obj.shape, obj.dtype, obj.device, obj._rg,
+                "_root" in getattr(obj, "__dict__", ()))
+    if isinstance(obj, _SCALARS):
+        return obj if not isinstance(obj, float) else ("f", repr(obj))
+    if isinstance(obj, (tuple, list)):
+        return (type(obj), tuple(flatten(o, tensors) for o in obj))
+    if isinstance(obj, dict):
+        return ("d", tuple((k, flatten(v, tensors)) for k, v in obj.items()))
+    return ("o", id(obj))
+
+
+def rebuilder(obj, tensors: list):
+    """A function rebuilding ``obj``'s structure around new tensors (the replay's outputs);
+    the tensors found are appended to ``tensors``."""
+    if isinstance(obj, Tensor):
+        n = len(tensors)
+        tensors.append(obj)
+        return lambda made: made[n]
+    if isinstance(obj, (tuple, list)):
+        parts = [rebuilder(o, tensors) for o in obj]
+        cls = type(obj)
+        if hasattr(obj, "_fields"):
+            return lambda made: cls(*[p(made) for p in parts])
+        return lambda made: cls(p(made) for p in parts)
+    if isinstance(obj, dict):
+        items = [(k, rebuilder(v, tensors)) for k, v in obj.items()]
+        return lambda made: {k: p(made) for k, p in items}
+    return lambda made: obj
+
+
+# ---------------------------------------------------------------------- watched state
+def watch_list(fn) -> list:
+    """Where ``fn`` reaches state by name: ``self``, closure cells, globals its code names."""
+    watched = []
+    owner = getattr(fn, "__self__", None)
+    if owner is not None:
+        watched.append(("self", owner))
+    func = getattr(fn, "__func__", fn)
+    code = getattr(func, "__code__", None)
+    if code is None:
+        call = getattr(type(fn), "__call__", None)
+        if call is not None and hasattr(call, "__code__") and owner is None:
+            watched.append(("self", fn))
+            func, code = call, call.__code__
+        else:
+            return watched
+    for name, cell in zip(code.co_freevars, getattr(func, "__closure__", None) or ()):
+        watched.append(("cell", cell, name))
+    g = getattr(func, "__globals__", {})
+    for name in sorted(_names(code)):
+        if name in g and not isinstance(g[name], (types.ModuleType, type, types.FunctionType,
+                                                  types.BuiltinFunctionType)):
+            watched.append(("global", g, name))
+    return watched
+
+
+def _names(code) -> set:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _value(entry):
+    if entry[0] == "self":
+        return entry[1]
+    if entry[0] == "cell":
+        try:
+            return entry[1].cell_contents
+        except ValueError:
+            return None
+    return entry[1].get(entry[2])
+
+
+def _is_module(obj) -> bool:
+    return hasattr(obj, "named_modules") and hasattr(obj, "training")
+
+
+def _is_optimizer(obj) -> bool:
+    return hasattr(obj, "param_groups") and hasattr(obj, "state")
+
+
+def state_key(obj, depth=0):
+    """The guard of one watched object (see the module docstring)."""
+    if isinstance(obj, Tensor):
+        return ("T", id(obj), obj._rg)
+    if isinstance(obj, _SCALARS):
+        return obj if not isinstance(obj, float) else ("f", repr(obj))
+    if _is_module(obj):
+        cached = _module_keys.get(id(obj))
+        if cached is not None and cached[0] == MODULE_VERSION[0] and cached[2]() is obj:
+            return cached[1]
+        key = _module_key(obj)
+        _module_keys[id(obj)] = (MODULE_VERSION[0], key, weakref.ref(obj))
+        return key
+    if _is_optimizer(obj):
+        return ("O", id(obj), tuple(
+            tuple((k, v if not isinstance(v, float) else repr(v)) for k, v in g.items()
+                  if isinstance(v, _SCALARS) or (isinstance(v, tuple) and all(
+                      isinstance(x, _SCALARS) for x in v)))
+            for g in obj.param_groups))
+    if isinstance(obj, (list, tuple)) and depth == 0 and len(obj) <= 64:
+        return (type(obj), tuple(state_key(o, 1) for o in obj))
+    if isinstance(obj, dict) and depth == 0 and len(obj) <= 64:
+        return ("d", tuple((k, state_key(v, 1)) for k, v in obj.items()
+                           if isinstance(k, (str, int))))
+    return ("o", id(obj))
+
+
+def _module_key(obj):
+    mods = list(obj.modules())
+    return ("M", id(obj), tuple(m.training for m in mods),
+            any(m._forward_hooks or m._forward_pre_hooks for m in mods),
+            tuple((id(p), p._rg) for p in obj.parameters()))
+
+
+def hooked(watched) -> bool:
+    """Whether a watched module has hooks (a replay would not call them)."""
+    for entry in watched:
+        obj = _value(entry)
+        if _is_module(obj) and any(m._forward_hooks or m._forward_pre_hooks
+                                   for m in obj.modules()):
+            return True
+    return False
+
+
+def call_key(args, kwargs, watched, tensors: list):
+    """The full guard of one call; ``tensors`` receives the arguments' tensors in order."""
+    return (flatten(args, tensors), flatten(kwargs, tensors), _state.enabled,
+            _autocast.active and _autocast_key(),
+            tuple(state_key(_value(e)) for e in watched))
+
+
+def _autocast_key():
+    st = _autocast.state
+    return tuple(sorted((k, repr(v)) for k, v in vars(st).items()))
