@@ -244,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, default=None,
                    help="sample only from the k likeliest characters (default: all)")
     p.add_argument("--prompt", default="\n", help="text the sample continues (default: a newline)")
+    p.add_argument("--compile", action="store_true",
+                   help="capture the training step with torch.compile and replay it")
     p.add_argument("--blas-threads", type=int, default=1,
                    help="BLAS threads while training (default 1: the products are small and "
                         "extra threads slow them down, badly on a busy machine; 0: leave as is)")
@@ -306,14 +308,20 @@ def _run(args) -> dict:
                    enabled=not (args.no_progress or args.quiet))
     t0 = time.perf_counter()
     window = []
-    for step in bar:
-        x, y = data.batch("train", args.batch_size, args.block_size)
+    def train_step(x, y):
         _, loss = model(x, y)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         if args.grad_clip > 0:
             nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
         optimizer.step()
+        return loss
+
+    if args.compile:  # captured once, replayed (the schedule's lr is read on each replay)
+        train_step = torch.compile(train_step)
+    for step in bar:
+        x, y = data.batch("train", args.batch_size, args.block_size)
+        loss = train_step(x, y)
         scheduler.step()
         window.append(float(loss))
         bar.set_postfix_str(f"loss {window[-1]:.3f}")

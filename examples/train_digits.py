@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write loss and accuracy curves to this PNG (needs matplotlib)")
     parser.add_argument("--save", metavar="CKPT", default=None,
                         help="save model and optimizer state here (safetensors)")
+    parser.add_argument("--compile", action="store_true",
+                        help="capture the training step and the evaluation forward with "
+                             "torch.compile and replay them (docs/compile.md)")
     parser.add_argument("--tensorboard", metavar="LOGDIR", default=None,
                         help="log per-epoch losses, accuracy, learning rate and weight "
                              "histograms for TensorBoard here (needs the 'tensorboard' extra)")
@@ -206,6 +209,16 @@ def _run(args) -> dict:
     if args.tensorboard:
         from plugrad.utils.tensorboard import SummaryWriter
         writer = SummaryWriter(args.tensorboard)
+    def train_step(xb, yb):
+        loss = criterion(model(xb), yb)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    eval_model = model
+    if args.compile:  # the same step, captured once and replayed (docs/compile.md)
+        train_step, eval_model = torch.compile(train_step), torch.compile(model)
     history = {"train_loss": [], "test_loss": [], "test_acc": []}
     for epoch in range(1, args.epochs + 1):
         model.train()
@@ -213,17 +226,14 @@ def _run(args) -> dict:
                        desc=f"epoch {epoch}/{args.epochs}", enabled=not args.no_progress)
         running, seen = 0.0, 0
         for xb, yb in bar:
-            loss = criterion(model(xb), yb)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            loss = train_step(xb, yb)
             running += loss.item() * yb.shape[0]
             seen += yb.shape[0]
             bar.set_postfix_str(f"loss {running / seen:.4f}")
         bar.close()
         lr = optimizer.param_groups[0]["lr"]
         scheduler.step()
-        test_loss, test_acc = evaluate(model, test_loader)
+        test_loss, test_acc = evaluate(eval_model, test_loader)
         history["train_loss"].append(running / max(seen, 1))
         history["test_loss"].append(test_loss)
         history["test_acc"].append(test_acc)

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from plugrad.capture import program as _program
-from plugrad.capture.guards import call_key, hooked, rebuilder, watch_list
+from plugrad.capture.guards import call_key, hooked, rebuilder, value_of, watch_list
 from plugrad.capture.recorder import Recorder, tables_in_use
 from plugrad.core.autograd import anomaly
 from plugrad.core.autograd.node import Node
@@ -24,7 +24,8 @@ from plugrad.core.tensor import _wrap
 
 #: Recordings of one guard that may differ before the call is left to eager execution.
 MAX_RECORDINGS = 4
-#: Guards (shapes, flags, ...) kept per compiled function, as torch's cache size limit.
+#: Guards (shapes, flags, ...) kept per compiled function (least recently used dropped
+#: first), as torch's cache size limit.
 CACHE_SIZE_LIMIT = 8
 
 
@@ -103,6 +104,8 @@ class CompiledFunction:
         self.dynamic = dynamic
         self._watched = watch_list(fn)
         self._entries: OrderedDict = OrderedDict()
+        self._evictions = 0
+        self._thrashing: str | None = None
         self.report = CaptureReport()
         functools.update_wrapper(self, fn, updated=())
 
@@ -111,11 +114,21 @@ class CompiledFunction:
         key = call_key(args, kwargs, self._watched, tensors)
         entry = self._entries.get(key)
         if entry is None:
+            if self._thrashing is not None:
+                return self._eager(self._thrashing, args, kwargs)
             if len(self._entries) >= CACHE_SIZE_LIMIT:
-                return self._eager(f"more than {CACHE_SIZE_LIMIT} different guards (shapes, "
-                                   "flags, Python numbers) were seen: the cache is full",
-                                   args, kwargs, note=not self._full_noted())
+                self._entries.popitem(last=False)  # the least recently used guard goes
+                self._evictions += 1
+                if self._evictions > 4 * CACHE_SIZE_LIMIT and \
+                        self.report.replays < 2 * self.report.recorded_calls:
+                    self._thrashing = (f"the guards (shapes, flags, Python numbers) change on "
+                                       f"almost every call: {self._evictions} captures were "
+                                       f"dropped from a cache of {CACHE_SIZE_LIMIT}")
+                    self.report.break_reasons.append(self._thrashing)
+                    return self._eager(self._thrashing, args, kwargs)
             entry = self._entries[key] = _Entry()
+        else:
+            self._entries.move_to_end(key)
         if entry.replay is not None:
             try:
                 arrays = entry.replay(*[t._data for t in tensors])
@@ -137,7 +150,8 @@ class CompiledFunction:
         reason = self._refusal(tensors)
         if reason is not None:
             return self._give_up(entry, reason, self.fn(*args, **kwargs))
-        rec = Recorder([t._data for t in tensors], tables_in_use(tensors))
+        roots = [value_of(e) for e in self._watched] + [args, kwargs]
+        rec = Recorder([t._data for t in tensors], tables_in_use(tensors), roots)
         with rec:
             out = self.fn(*args, **kwargs)
         self.report.recorded_calls += 1
@@ -186,16 +200,11 @@ class CompiledFunction:
                                   f"not be captured whole: {reason}")
         return out
 
-    def _eager(self, reason, args, kwargs, note):
+    def _eager(self, reason, args, kwargs):
         if self.fullgraph:
             raise GraphBreakError(f"plugrad.compile(fullgraph=True): {self._name()}: {reason}")
-        if note:
-            self.report.break_reasons.append(reason)
         self.report.eager_calls += 1
         return self.fn(*args, **kwargs)
-
-    def _full_noted(self) -> bool:
-        return any("cache is full" in r for r in self.report.break_reasons)
 
     def _name(self) -> str:
         return getattr(self.fn, "__qualname__", None) or type(self.fn).__name__

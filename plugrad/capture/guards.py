@@ -93,7 +93,7 @@ def _names(code) -> set:
     return names
 
 
-def _value(entry):
+def value_of(entry):
     if entry[0] == "self":
         return entry[1]
     if entry[0] == "cell":
@@ -126,10 +126,11 @@ def state_key(obj, depth=0):
         _module_keys[id(obj)] = (MODULE_VERSION[0], key, weakref.ref(obj))
         return key
     if _is_optimizer(obj):
+        live = getattr(obj, "_live_hyperparameters", ())
         return ("O", id(obj), tuple(
             tuple((k, v if not isinstance(v, float) else repr(v)) for k, v in g.items()
-                  if isinstance(v, _SCALARS) or (isinstance(v, tuple) and all(
-                      isinstance(x, _SCALARS) for x in v)))
+                  if k not in live and (isinstance(v, _SCALARS) or (isinstance(v, tuple) and all(
+                      isinstance(x, _SCALARS) for x in v))))
             for g in obj.param_groups))
     if isinstance(obj, (list, tuple)) and depth == 0 and len(obj) <= 64:
         return (type(obj), tuple(state_key(o, 1) for o in obj))
@@ -149,7 +150,7 @@ def _module_key(obj):
 def hooked(watched) -> bool:
     """Whether a watched module has hooks (a replay would not call them)."""
     for entry in watched:
-        obj = _value(entry)
+        obj = value_of(entry)
         if _is_module(obj) and any(m._forward_hooks or m._forward_pre_hooks
                                    for m in obj.modules()):
             return True
@@ -160,7 +161,7 @@ def call_key(args, kwargs, watched, tensors: list):
     """The full guard of one call; ``tensors`` receives the arguments' tensors in order."""
     return (flatten(args, tensors), flatten(kwargs, tensors), _state.enabled,
             _autocast.active and _autocast_key(),
-            tuple(state_key(_value(e)) for e in watched))
+            tuple(state_key(value_of(e)) for e in watched))
 
 
 def _autocast_key():

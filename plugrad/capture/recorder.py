@@ -42,14 +42,57 @@ def user_location() -> str:
 
 
 def live_tensors() -> list:
-    gc.collect()
+    """Every tensor the collector tracks (garbage in cycles included: callers that would
+    act on one confirm with :func:`_held_as_state`, which collects first)."""
     return [o for o in gc.get_objects() if isinstance(o, Tensor)]
+
+
+def reachable_tensors(roots, lists: bool = True) -> dict:
+    """``id -> tensor`` for the state a call reaches through ``roots`` (what it names: its
+    arguments, closure, globals): tensors, modules' parameters and buffers, optimizers'
+    parameters and state, and of each its ``.grad`` and the base it views. An array of a
+    tensor not found here is a constant of the program, compared by value between two
+    recordings: a tensor rebound behind the capture's back makes the call not repeat."""
+    found: dict = {}
+
+    def add(t):
+        while t is not None and id(t) not in found:
+            found[id(t)] = t
+            if t._grad is not None:
+                add(t._grad)
+            t = t.__dict__.get("_root") if "_root" in t.__dict__ else None
+
+    def visit(obj, depth):
+        if isinstance(obj, Tensor):
+            add(obj)
+        elif hasattr(obj, "named_modules") and hasattr(obj, "parameters"):
+            for p in obj.parameters():
+                add(p)
+            for b in obj.buffers():
+                add(b)
+        elif hasattr(obj, "param_groups") and hasattr(obj, "state"):
+            for group in obj.param_groups:
+                for p in group["params"]:
+                    add(p)
+            for st in obj.state.values():
+                for v in st.values():
+                    if isinstance(v, Tensor):
+                        add(v)
+        elif lists and depth < 2 and isinstance(obj, (list, tuple)) and len(obj) <= 256:
+            for o in obj:
+                visit(o, depth + 1)
+        elif depth < 2 and isinstance(obj, dict) and len(obj) <= 256:
+            for o in obj.values():
+                visit(o, depth + 1)
+    for r in roots:
+        visit(r, 0)
+    return found
 
 
 class Recorder:
     """Notes kernel calls while installed (``with recorder:``)."""
 
-    def __init__(self, input_arrays, kernel_tables):
+    def __init__(self, input_arrays, kernel_tables, roots=()):
         self.prog = Program()
         self.slot_of: dict = {}
         self.values: list = []   # capture-time array of each slot (keeps ids unique)
@@ -60,9 +103,10 @@ class Recorder:
         self._saved: list = []
         self.spent: dict = {}    # id -> node: the graphs a backward pass ran through
         self.scalar_slots = 0    # floats made by host_scalars: kernel arguments by identity
-        self.before = live_tensors()
+        self.roots = list(roots)
+        self.before = reachable_tensors(self.roots)
         self.tensor_of = {}
-        for t in self.before:
+        for t in self.before.values():
             self.tensor_of.setdefault(id(t._data), t)
         for a in input_arrays:
             self.prog.inputs.append(self._new_slot(a))
@@ -182,8 +226,8 @@ class Recorder:
         for node in nodes:
             self.spent[id(node)] = node
 
-    def host_scalars(self, compute, k, arrays) -> tuple:
-        to_numpy = getattr(k.to_numpy, "__wrapped__", k.to_numpy)
+    def host_scalars(self, compute, k, arrays, key=None) -> tuple:
+        to_numpy = None if k is None else getattr(k.to_numpy, "__wrapped__", k.to_numpy)
 
         def on_host(*arrs):
             return tuple(compute(*[np.asarray(to_numpy(a)) for a in arrs]))
@@ -194,7 +238,7 @@ class Recorder:
             outs = tuple(self._new_slot(v) for v in values)
             self.scalar_slots += len(outs)
             self.prog.instrs.append(Instr("host_scalars", on_host, spec, {}, outs,
-                                          key=decision_key(compute)))
+                                          key=decision_key(compute) if key is None else key))
         return values
 
     # ------------------------------------------------------------------ the end
@@ -210,7 +254,8 @@ class Recorder:
                     return prog
                 slot = self._resolve_one(t._data).slot
             prog.outputs.append(slot)
-        before = {id(t) for t in self.before}
+        before = self.before
+        state = reachable_tensors(self.roots, lists=False)  # a list entry is not state
         outputs = {id(t) for t in output_tensors}
         made = set(range(len(self.values))) - set(prog.inputs) - {r.slot for r in prog.reads}
         for t in live_tensors():
@@ -218,18 +263,21 @@ class Recorder:
             if slot is None or slot not in made or id(t) in outputs:
                 continue
             existed = id(t) in before
-            if not existed and not _held_as_state(t):
+            if not existed and id(t) not in state and not _held_as_state(t):
                 self.graph_break("a tensor made inside the call outlives it in a list "
                                  "(a replay could not make a new one each call)")
                 return prog
             prog.writes.append(Write(weakref.ref(t), slot, existed))
+        prog.writes.sort(key=lambda w: (w.slot, w.existed, id(w.tensor()) if w.existed else 0))
         prog.n_slots = len(self.values)
         return prog
 
 
 def _held_as_state(t) -> bool:
     """A tensor made during the call that stays as state: another tensor's ``.grad`` or an
-    entry of a dict (a module's buffers, an optimizer's state)."""
+    entry of a dict (a module's buffers, an optimizer's state). The slow path, for tensors
+    the call's roots do not reach."""
+    gc.collect()
     for ref in gc.get_referrers(t):
         if isinstance(ref, (Tensor, dict)):
             return True

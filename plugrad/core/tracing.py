@@ -39,11 +39,13 @@ def backward_from(nodes) -> None:
         recorder.backward_from(nodes)
 
 
-def host_scalars(compute, k, *arrays) -> tuple:
+def host_scalars(compute, k, *arrays, key=None) -> tuple:
     """``compute`` (host copies of ``arrays``) -> a tuple of Python floats that the caller
     passes to kernels as they are (an optimizer's per-step bias corrections from its step
     counter). Under capture the recorder makes ``compute`` an instruction of the program:
-    each replay computes the floats afresh and hands them to the same kernel calls."""
+    each replay computes the floats afresh and hands them to the same kernel calls. ``key``
+    names the computation across calls when ``compute`` closes over state it reads live (an
+    optimizer's param group, whose ``lr`` a scheduler changes)."""
     if recorder is not None:
-        return recorder.host_scalars(compute, k, arrays)
+        return recorder.host_scalars(compute, k, arrays, key)
     return tuple(compute(*[np.asarray(k.to_numpy(a)) for a in arrays]))

@@ -15,6 +15,8 @@ class Adam(Optimizer):
     """PyTorch's Adam: bias-corrected first and second moment estimates of the gradient."""
 
     _decoupled = False
+    #: ``lr`` reaches the kernels through ``host_scalars`` (read afresh on each replay)
+    _live_hyperparameters = ("lr",)
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *, foreach=None,
@@ -33,7 +35,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            (beta1, beta2), eps = group["betas"], group["eps"]
             wd, amsgrad = group["weight_decay"], group["amsgrad"]
             for p, g, state in self._params_with_grad(group):
                 if not state:
@@ -42,9 +44,12 @@ class Adam(Optimizer):
                     if amsgrad:
                         state["max_exp_avg_sq"] = plugrad.zeros_like(p)
                 step = self._step_counter(state)
+                value, bias_correction2_sqrt, decay = host_scalars(functools.partial(
+                    _corrections, group, p.dtype == plugrad.float32), step,
+                    key=("adam", id(group), beta1, beta2, wd, self._decoupled))
                 if wd:
                     if self._decoupled:
-                        p.mul_(1.0 - lr * wd)
+                        p.mul_(decay)
                     else:
                         g = g.add(p, alpha=wd)
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
@@ -54,8 +59,6 @@ class Adam(Optimizer):
                     second = state["max_exp_avg_sq"].maximum_(exp_avg_sq)
                 else:
                     second = exp_avg_sq
-                value, bias_correction2_sqrt = host_scalars(functools.partial(
-                    _corrections, lr, beta1, beta2, p.dtype == plugrad.float32), step)
                 denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
                 # p.addcdiv_(exp_avg, denom, value=value), spelled with the float as it is
                 # (the same kernels in the same order): a captured step recomputes it
@@ -63,13 +66,16 @@ class Adam(Optimizer):
         return loss
 
 
-def _corrections(lr, beta1, beta2, single, step):
-    """The step's update scale and the square root of the second bias correction, from the
-    step counter, in Python floats as PyTorch computes them (the scale rounded to float32
-    for a float32 parameter, as addcdiv rounds its ``value``)."""
-    step = int(step)
+def _corrections(group, single, step):
+    """The step's update scale, the square root of the second bias correction and the
+    decoupled weight decay's factor, from the step counter and the group's current ``lr``,
+    in Python floats as PyTorch computes them (the scale rounded to float32 for a float32
+    parameter, as addcdiv rounds its ``value``)."""
+    step = int(step.item())
+    lr, (beta1, beta2) = group["lr"], group["betas"]
     value = -lr / (1.0 - beta1 ** step)
-    return (float(np.float32(value)) if single else value), math.sqrt(1.0 - beta2 ** step)
+    return ((float(np.float32(value)) if single else value), math.sqrt(1.0 - beta2 ** step),
+            1.0 - lr * group["weight_decay"])
 
 
 class AdamW(Adam):

@@ -34,7 +34,7 @@ class RMSprop(Optimizer):
                         state["momentum_buffer"] = plugrad.zeros_like(p)
                     if group["centered"]:
                         state["grad_avg"] = plugrad.zeros_like(p)
-                self._advance_step(state)
+                self._step_counter(state)
                 if wd:
                     g = g.add(p, alpha=wd)
                 square_avg = state["square_avg"].mul_(alpha).addcmul_(g, g, value=1.0 - alpha)

@@ -1,6 +1,9 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 from __future__ import annotations
 
+import functools
+
+from plugrad.capture import host_scalars
 from plugrad.optim.optimizer import Optimizer, check
 
 
@@ -26,10 +29,15 @@ class SGD(Optimizer):
             group.setdefault("nesterov", False)
             group.setdefault("maximize", False)
 
+    #: ``lr`` reaches the kernels through ``host_scalars``: a captured step reads it afresh
+    #: on each replay (a scheduler's change is no reason to capture again)
+    _live_hyperparameters = ("lr",)
+
     def step(self, closure=None):
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
+            momentum, wd = group["momentum"], group["weight_decay"]
+            neg_lr, = host_scalars(functools.partial(_negated_lr, group), key=("sgd", id(group)))
             for p, g, state in self._params_with_grad(group):
                 if wd:
                     g = g.add(p, alpha=wd)
@@ -40,5 +48,9 @@ class SGD(Optimizer):
                     else:
                         buf.mul_(momentum).add_(g, alpha=1.0 - group["dampening"])
                     g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
-                p.add_(g, alpha=-lr)
+                p.add_(g, alpha=neg_lr)
         return loss
+
+
+def _negated_lr(group) -> tuple:
+    return (-group["lr"],)

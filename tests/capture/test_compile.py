@@ -231,17 +231,31 @@ def test_new_shapes_capture_again_and_old_ones_still_replay():
     assert fn.explain().graph_count == 2
 
 
-def test_cache_limit_runs_eagerly_with_the_reason():
+def test_guards_that_change_every_call_end_in_eager_with_the_reason():
     fn = plugrad.compile(lambda x: x + 1)
-    for n in range(1, 12):
+    for n in range(1, 60):
         assert fn(plugrad.zeros(n)).tolist() == [1.0] * n
-    assert any("cache is full" in r for r in fn.explain().break_reasons)
+    report = fn.explain()
+    assert any("change on almost every call" in r for r in report.break_reasons)
+    assert report.eager_calls > 0 and report.replays == 0
 
 
-def test_learning_rate_change_is_a_guard():
+def test_least_recently_used_guard_is_dropped_first():
+    fn = plugrad.compile(lambda x: x * 2)
+    for n in list(range(1, 10)) * 3:  # 9 shapes over a cache of 8: each evicts another
+        assert fn(plugrad.ones(n)).tolist() == [2.0] * n
+    assert not fn.explain().break_reasons
+
+
+@pytest.mark.parametrize("name", ["SGD", "AdamW", "RMSprop"])
+def test_learning_rate_schedule_is_followed(name):
+    """SGD and Adam(W) read ``lr`` afresh on every replay (one capture for the whole run);
+    other optimizers guard on it (a capture per value)."""
+    compiled_fn = []
+
     def run(compiled):
         w = plugrad.nn.Parameter(plugrad.ones(3))
-        opt = plugrad.optim.SGD([w], lr=0.1)
+        opt = getattr(plugrad.optim, name)([w], lr=0.1)
         sched = plugrad.optim.lr_scheduler.StepLR(opt, step_size=3, gamma=0.5)
 
         def step(x):
@@ -252,12 +266,15 @@ def test_learning_rate_change_is_a_guard():
             return loss
 
         fn = plugrad.compile(step) if compiled else step
+        compiled_fn.append(fn)
         for _ in range(12):
             fn(plugrad.arange(3.0))
             sched.step()
         return w.tolist()
 
     assert run(True) == run(False)
+    report = compiled_fn[0].explain()
+    assert report.graph_count == (1 if name != "RMSprop" else 4), str(report)  # 4 lr values
 
 
 def test_python_number_in_globals_is_a_guard():

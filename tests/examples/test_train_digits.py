@@ -156,3 +156,15 @@ def test_plugrad_imports_without_example_extras():
                           timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("device,extra", [
+    ("cpu", ["--epochs", "2"]),
+    ("ref", ["--epochs", "1", "--subset", "48", "--width", "2", "--hidden", "8"])])
+def test_compiled_run_equals_the_eager_run(device, extra):
+    """--compile: the training step and the evaluation forward are replayed; the run's
+    losses and accuracy are the eager run's (the same kernels in the same order)."""
+    args = QUICK + extra + ["--device", device, "--seed", "1"]
+    eager, compiled = td.main(args), td.main(args + ["--compile"])
+    assert compiled["history"] == eager["history"]
+    assert compiled["test_accuracy"] == eager["test_accuracy"]

@@ -136,7 +136,8 @@ def _fast_update(x, kernel, other, alpha):
             return None
         value = other._data if alpha == 1 else x._k.mul(other._data, alpha)
     elif type(other) in _FAST_SCALARS and x.dtype.kind == "f":
-        value = float(other) * alpha
+        # the float itself when alpha is 1 (a captured step matches it by identity)
+        value = other if alpha == 1 and type(other) is float else float(other) * alpha
     else:
         return None
     if x._root is not None:
