@@ -18,4 +18,13 @@ def host_scalars(compute, *tensors, key=None) -> tuple:
     return tracing.host_scalars(compute, k, *[t._data for t in tensors], key=key)
 
 
-__all__.append("host_scalars")
+def host_read(decide, *tensors):
+    """``decide(*host_arrays)``: a check or a branch on tensor data (an index range check)
+    returning a small decision. Eagerly just that; in a captured step it runs again on every
+    replay's data before anything else -- raising as eager would, and sending the call back
+    to eager execution when the decision differs."""
+    from plugrad.core import tracing
+    return tracing.host_read(decide, tensors[0]._k, *[t._data for t in tensors])
+
+
+__all__ += ["host_scalars", "host_read"]

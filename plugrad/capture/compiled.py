@@ -132,6 +132,11 @@ class CompiledFunction:
         if entry.replay is not None:
             try:
                 arrays = entry.replay(*[t._data for t in tensors])
+            except _program.Diverged:
+                entry.replay = None
+                entry.eager_reason = "a decision on data made inside the call diverged"
+                self.report.break_reasons.append(entry.eager_reason)
+                raise
             except _program.Stale as stale:
                 entry.replay = None
                 entry.last = entry.last_signature = None

@@ -16,12 +16,24 @@ from dataclasses import dataclass, field
 import numpy as np
 
 #: Kernels that change state besides returning a value: never dropped as dead code.
-IMPURE = frozenset({"assign", "update_", "uniform", "normal", "seed"})
+IMPURE = frozenset({"assign", "update_", "uniform", "normal", "seed", "host_check"})
 
 
 class Stale(Exception):
     """A replay's prologue found the world changed (a read tensor gone or reshaped, a host
     decision different): nothing has run yet, the call goes back to eager execution."""
+
+
+class Diverged(RuntimeError):
+    """A decision on data made inside a replayed call came out otherwise than when it was
+    captured: the kernels before it have run, the rest cannot follow a path not captured."""
+
+    def __init__(self):
+        super().__init__(
+            "plugrad.compile: a decision taken on data computed inside the compiled call came "
+            "out differently than when the call was captured, in the middle of a replay (its "
+            "effects up to there have happened). Run this function without compile, or keep "
+            "such branches out of it.")
 
 
 @dataclass(frozen=True)
@@ -246,6 +258,13 @@ def build(prog: Program, name: str = "replay"):
         env["_asarray"] = np.asarray
         lines.append(f"    if {d}({args}) != {e}: raise Stale('a decision on the data changed')")
     for ins in prog.instrs:
+        if ins.name == "host_check":
+            c = ins.fn
+            d, h, e = bind(c.decide, "D"), bind(c.to_numpy, "H"), bind(c.expected, "E")
+            args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
+            env["_asarray"], env["Diverged"] = np.asarray, Diverged
+            lines.append(f"    if {d}({args}) != {e}: raise Diverged()")
+            continue
         k = bind(ins.fn, "K")
         host = ins.name == "from_numpy"
         args = [expr(a, host) for a in ins.args]

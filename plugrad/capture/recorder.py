@@ -17,8 +17,8 @@ import weakref
 
 import numpy as np
 
-from plugrad.capture.program import (Check, Const, Instr, Program, Read, Ref, Write,
-                                     decision_key)
+from plugrad.capture.program import (IMPURE, Check, Const, Instr, Program, Read, Ref,
+                                     Write, decision_key)
 from plugrad.core import tracing
 from plugrad.core.registry import get_registry
 from plugrad.core.tensor import Tensor
@@ -103,6 +103,7 @@ class Recorder:
         self._saved: list = []
         self.spent: dict = {}    # id -> node: the graphs a backward pass ran through
         self.scalar_slots = 0    # floats made by host_scalars: kernel arguments by identity
+        self.constant: set = set()  # slots computed from literals alone (arange(T), full)
         self.roots = list(roots)
         self.before = reachable_tensors(self.roots)
         self.tensor_of = {}
@@ -160,6 +161,9 @@ class Recorder:
                 outs = tuple(None if o is None else self._new_slot(o) for o in out)
             else:
                 outs = self._new_slot(out)
+            if name not in IMPURE and not name.endswith("_") and _made_of(
+                    spec + tuple(kwspec.values()), self.constant):
+                self.constant.update(outs if isinstance(outs, tuple) else (outs,))
             self.prog.instrs.append(Instr(name, fn, spec, kwspec, outs))
             return out
         recorded.__wrapped__ = fn
@@ -212,14 +216,22 @@ class Recorder:
             slots = []
             for a in arrays:
                 ref = self._resolve_one(a)
-                made_here = isinstance(ref, Ref) and ref.slot not in self.prog.inputs and all(
-                    r.slot != ref.slot for r in self.prog.reads)
-                if not isinstance(ref, Ref) or made_here:
-                    self.graph_break("a Python decision was taken on values computed inside "
-                                     f"the call (at {user_location()})")
+                if isinstance(ref, Ref) and ref.slot in self.constant:
+                    continue  # the same on every call: nothing to check again
+                if not isinstance(ref, Ref):
+                    self.graph_break("a Python decision was taken on data the capture cannot "
+                                     f"follow (at {user_location()})")
                     return value
                 slots.append(ref.slot)
-            self.prog.checks.append(Check(decide, to_numpy, tuple(slots), value))
+            if not slots:
+                return value
+            check = Check(decide, to_numpy, tuple(slots), value)
+            known = set(self.prog.inputs) | {r.slot for r in self.prog.reads}
+            if all(s in known for s in slots):
+                self.prog.checks.append(check)  # before anything runs: a guard
+            else:  # on values made by the call: checked where it stands
+                self.prog.instrs.append(Instr("host_check", check, tuple(map(Ref, slots)), {},
+                                              None, key=(decision_key(decide), repr(value))))
         return value
 
     def backward_from(self, nodes) -> None:
@@ -271,6 +283,24 @@ class Recorder:
         prog.writes.sort(key=lambda w: (w.slot, w.existed, id(w.tensor()) if w.existed else 0))
         prog.n_slots = len(self.values)
         return prog
+
+
+def _made_of(args, constant: set) -> bool:
+    """Whether arguments are literals and constant slots only (no input, read or held
+    object): a pure kernel of them gives the same result on every call."""
+    for a in args:
+        if isinstance(a, Ref):
+            if a.slot not in constant:
+                return False
+        elif isinstance(a, Const):
+            return False
+        elif isinstance(a, (tuple, list)):
+            if not _made_of(a, constant):
+                return False
+        elif isinstance(a, dict):
+            if not _made_of(tuple(a.values()), constant):
+                return False
+    return True
 
 
 def _held_as_state(t) -> bool:

@@ -7,9 +7,11 @@ takes the name of PyTorch's node for the function (``present_as``: programs prin
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import plugrad
+from plugrad.capture import host_read as _host_read
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
 from plugrad.core.ops.window import window_geometry as _window_geometry  # noqa: F401
@@ -195,6 +197,14 @@ def dropout(x, p: float = 0.5, training: bool = True, inplace: bool = False):
     return x.copy_(out) if inplace else out
 
 
+def _check_embedding_indices(host, n) -> bool:
+    lo, hi = int(host.min()), int(host.max())
+    if hi >= n or lo < -n:
+        raise IndexError(f"embedding: index out of range in self (indices must be in "
+                         f"[0, {n}), got values in [{lo}, {hi}])")
+    return True
+
+
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by the integer ``x``; the ``padding_idx`` row gets no grad."""
@@ -204,9 +214,8 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise TypeError(f"embedding: Expected tensor for argument #1 'indices' to have one of "
                         f"the following scalar types: Long, Int; but got {x.dtype} instead")
     n = weight.shape[0]
-    if x.numel() and (int(x.max()) >= n or int(x.min()) < -n):
-        raise IndexError(f"embedding: index out of range in self (indices must be in "
-                         f"[0, {n}), got values in [{int(x.min())}, {int(x.max())}])")
+    if x.numel():
+        _host_read(functools.partial(_check_embedding_indices, n=n), x)
     idx = x.reshape(-1).long()
     idx = plugrad.where(idx < 0, idx + n, idx)
     if max_norm is not None:  # rows rescaled in place first, as PyTorch's embedding_renorm_

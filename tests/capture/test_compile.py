@@ -366,3 +366,38 @@ def test_disable_returns_the_model_itself():
     assert plugrad.compile(model, disable=True) is model
     with pytest.raises(RuntimeError, match="mode or options"):
         plugrad.compile(model, mode="max-autotune", options={})
+
+
+def test_decisions_on_values_made_inside_are_checked_where_they_stand():
+    weight = plugrad.arange(12.0).reshape(4, 3)
+
+    @plugrad.compile
+    def pick(i):
+        return weight.index_select(0, i * 1)  # the index is made inside the call
+
+    for _ in range(3):
+        assert pick(plugrad.tensor([0, 1])).tolist() == weight[:2].tolist()
+    with pytest.raises(IndexError, match="out of bounds"):  # raised as eagerly
+        pick(plugrad.tensor([0, 7]))
+    with pytest.raises(RuntimeError, match="came out differently"):  # a negative index now
+        pick(plugrad.tensor([-1, 0]))
+    assert pick(plugrad.tensor([-1, 0])).tolist() == [weight[3].tolist(), weight[0].tolist()]
+    assert "diverged" in pick.explain().break_reasons[0]
+
+
+def test_embedding_of_a_position_range_replays():
+    emb = nn.Embedding(8, 2)
+
+    @plugrad.compile
+    def embed(idx):
+        with plugrad.no_grad():
+            return emb(idx) + emb(plugrad.arange(idx.shape[0]))
+
+    idx = plugrad.tensor([3, 1, 4])
+    for _ in range(4):
+        out = embed(idx)
+    assert embed.explain().replays == 2
+    with plugrad.no_grad():
+        assert plugrad.equal(out, emb(idx) + emb(plugrad.arange(3)))
+    with pytest.raises(IndexError, match="index out of range"):
+        embed(plugrad.tensor([3, 1, 9]))

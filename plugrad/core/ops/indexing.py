@@ -7,6 +7,7 @@ before a kernel sees them: the contract's kernels get in-range int64 indices onl
 from __future__ import annotations
 
 import builtins
+import functools
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from plugrad.core.ops.select import where
 from plugrad.core.ops.shape import broadcast_tensors, expand, flatten, unsqueeze
 from plugrad.core.ops.slicing import basic_slice, slice_scatter
 from plugrad.core.tensor import Tensor, _wrap, _wrap_dim
+from plugrad.core.tracing import host_read
 
 
 def as_index_tensor(name, index, like):
@@ -41,17 +43,22 @@ def wrap_negative(name, index, n, axis):
     """Negative indices count from the end; out-of-range ones raise naming the dimension."""
     if index.numel() == 0:
         return index
-    arr = np.asarray(index._k.to_numpy(index._data))
+    if host_read(functools.partial(_negative_within, name=name, n=n, axis=axis), index._k,
+                 index._data):
+        k = index._k
+        return _wrap(k.where(k.lt(index._data, 0), k.add(index._data, n), index._data),
+                     _dt.int64, index.device, k)
+    return index
+
+
+def _negative_within(arr, name, n, axis) -> bool:
+    """Whether some index counts from the end; raises on one out of range."""
     lo, hi = int(arr.min()), int(arr.max())
     if lo < -n or hi >= n:
         bad = hi if hi >= n else lo
         raise IndexError(f"{name}: index {bad} is out of bounds for dimension {axis} with size "
                          f"{n}")
-    if lo < 0:
-        k = index._k
-        return _wrap(k.where(k.lt(index._data, 0), k.add(index._data, n), index._data),
-                     _dt.int64, index.device, k)
-    return index
+    return lo < 0
 
 
 def _zeros(F, shape, like, index):
@@ -216,7 +223,10 @@ def _scatter(name, x, dim, index, src, add):
 
 
 def _unique_targets(index, axis) -> bool:
-    arr = np.asarray(index._k.to_numpy(index._data))
+    return host_read(functools.partial(_no_repeats, axis=axis), index._k, index._data)
+
+
+def _no_repeats(arr, axis) -> bool:
     if arr.size == 0:
         return True
     moved = np.moveaxis(arr, axis, -1).reshape(-1, arr.shape[axis])
