@@ -16,7 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from plugrad.capture import program as _program
-from plugrad.capture.guards import call_key, hooked, rebuilder, value_of, watch_list
+from plugrad.capture.guards import (call_key, getters, hooked, rebuilder, value_of,
+                                    watch_list)
 from plugrad.capture.recorder import Recorder, tables_in_use
 from plugrad.core.autograd import anomaly
 from plugrad.core.autograd.node import Node
@@ -103,6 +104,7 @@ class CompiledFunction:
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self._watched = watch_list(fn)
+        self._getters = getters(self._watched)
         self._entries: OrderedDict = OrderedDict()
         self._evictions = 0
         self._thrashing: str | None = None
@@ -111,7 +113,7 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         tensors: list = []
-        key = call_key(args, kwargs, self._watched, tensors)
+        key = call_key(args, kwargs, self._getters, tensors)
         entry = self._entries.get(key)
         if entry is None:
             if self._thrashing is not None:

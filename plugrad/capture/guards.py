@@ -9,6 +9,8 @@ hyper-parameters read as Python numbers; for a tensor, its identity; for a numbe
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import types
 import weakref
 
@@ -126,18 +128,31 @@ def state_key(obj, depth=0):
         _module_keys[id(obj)] = (MODULE_VERSION[0], key, weakref.ref(obj))
         return key
     if _is_optimizer(obj):
-        live = getattr(obj, "_live_hyperparameters", ())
-        return ("O", id(obj), tuple(
-            tuple((k, v if not isinstance(v, float) else repr(v)) for k, v in g.items()
-                  if k not in live and (isinstance(v, _SCALARS) or (isinstance(v, tuple) and all(
-                      isinstance(x, _SCALARS) for x in v))))
-            for g in obj.param_groups))
+        groups = obj.param_groups
+        keys = _optimizer_keys.get(id(obj))
+        if keys is None or keys[0]() is not obj or len(keys[1]) != len(groups) or any(
+                len(g) != n for g, (_, n) in zip(groups, keys[1])):
+            keys = _optimizer_keys[id(obj)] = (weakref.ref(obj), _hyperparameter_names(obj))
+        return ("O", id(obj), tuple([tuple([g.get(k) for k in names])
+                                     for g, (names, _) in zip(groups, keys[1])]))
     if isinstance(obj, (list, tuple)) and depth == 0 and len(obj) <= 64:
         return (type(obj), tuple(state_key(o, 1) for o in obj))
     if isinstance(obj, dict) and depth == 0 and len(obj) <= 64:
         return ("d", tuple((k, state_key(v, 1)) for k, v in obj.items()
                            if isinstance(k, (str, int))))
     return ("o", id(obj))
+
+
+_optimizer_keys: dict = {}  # id(optimizer) -> (weakref, per group: (names, len(group)))
+
+
+def _hyperparameter_names(opt) -> list:
+    """Per param group, the hyper-parameters a step reads as Python numbers (all but the
+    ones the optimizer reads afresh on each replay), and the group's size."""
+    live = getattr(opt, "_live_hyperparameters", ())
+    return [(tuple(k for k, v in g.items() if k not in live and (
+        isinstance(v, _SCALARS) or (isinstance(v, tuple) and all(
+            isinstance(x, _SCALARS) for x in v)))), len(g)) for g in opt.param_groups]
 
 
 def _module_key(obj):
@@ -157,11 +172,28 @@ def hooked(watched) -> bool:
     return False
 
 
-def call_key(args, kwargs, watched, tensors: list):
+def getters(watched) -> list:
+    """One C-level callable per watched entry that reads its current value (the guard is
+    computed on every call: no Python frame per entry)."""
+    out = []
+    for entry in watched:
+        if entry[0] == "self":
+            out.append(itertools.repeat(entry[1]).__next__)
+        elif entry[0] == "cell":
+            out.append(functools.partial(getattr, entry[1], "cell_contents"))
+        else:
+            out.append(functools.partial(entry[1].get, entry[2]))
+    return out
+
+
+def call_key(args, kwargs, getters, tensors: list):
     """The full guard of one call; ``tensors`` receives the arguments' tensors in order."""
-    return (flatten(args, tensors), flatten(kwargs, tensors), _state.enabled,
-            _autocast.active and _autocast_key(),
-            tuple(state_key(value_of(e)) for e in watched))
+    try:
+        state = tuple([state_key(get()) for get in getters])
+    except ValueError:  # a closure cell not yet assigned
+        state = None
+    return (flatten(args, tensors) if args else (), flatten(kwargs, tensors) if kwargs else (),
+            _state.enabled, _autocast.active and _autocast_key(), state)
 
 
 def _autocast_key():
