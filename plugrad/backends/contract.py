@@ -100,6 +100,13 @@ class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
     def synchronize(self, device: int | None = None) -> None:
         """Wait for queued work to finish (asynchronous devices only)."""
 
+    def inplace_kernels(self) -> dict:
+        """For ``plugrad.compile``, which replays a captured step: kernels that compute
+        ``name(dst, *args)`` into ``dst`` and return it, by kernel name (``{"add": f}`` with
+        ``f(dst, value)``). A replay uses them where ``dst`` is a temporary nothing reads
+        afterwards, of the result's shape and floating dtype: no new buffer. Optional."""
+        return {}
+
     # ------------------------------------------------------------------ transfer, creation
     @abc.abstractmethod
     def from_numpy(self, a: np.ndarray, dtype: str, device: int | None):
@@ -455,4 +462,4 @@ _OPTIONAL = [name for name, value in {**vars(NNKernels), **vars(LinalgKernels),
              and not getattr(value, "__isabstractmethod__", False)
              and not name.startswith("_")
              and name not in {"is_available", "unavailable_reason", "device_count",
-                              "synchronize", "dtype_of"}]
+                              "synchronize", "dtype_of", "inplace_kernels"}]

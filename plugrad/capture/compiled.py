@@ -16,6 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from plugrad.capture import program as _program
+from plugrad.capture.buffers import reuse_buffers
 from plugrad.capture.guards import (call_key, getters, hooked, rebuilder, value_of,
                                     watch_list)
 from plugrad.capture.recorder import Recorder, tables_in_use
@@ -54,6 +55,7 @@ class CaptureReport:
     graphs: int = 0
     break_reasons: list = field(default_factory=list)
     kernels_per_replay: list = field(default_factory=list)
+    buffers_reused: int = 0  # kernel calls writing into a dead temporary (all captures)
 
     @property
     def graph_count(self) -> int:
@@ -65,7 +67,8 @@ class CaptureReport:
 
     def __str__(self) -> str:
         lines = [f"{self.graphs} captured program(s) ({', '.join(map(str, self.kernels_per_replay)) or '-'} "
-                 f"kernel calls each); {self.replays} replayed call(s), {self.recorded_calls} "
+                 f"kernel calls each, {self.buffers_reused} into reused buffers); "
+                 f"{self.replays} replayed call(s), {self.recorded_calls} "
                  f"recorded, {self.eager_calls} run eagerly"]
         lines += [f"  eager because: {r}" for r in self.break_reasons]
         return "\n".join(lines)
@@ -102,6 +105,9 @@ class CompiledFunction:
     def __init__(self, fn, *, fullgraph: bool = False, dynamic=None):
         self.fn = fn
         self.fullgraph = fullgraph
+        #: write temporaries' last uses in place (``Backend.inplace_kernels``); off: the
+        #: plain replay, kept for comparison
+        self.reuse_buffers = True
         self.dynamic = dynamic
         self._watched = watch_list(fn)
         self._getters = getters(self._watched)
@@ -174,6 +180,9 @@ class CompiledFunction:
         signature = _program.signature(prog)
         if signature == entry.last_signature:
             _program.simplify(prog)
+            if self.reuse_buffers:
+                self.report.buffers_reused += reuse_buffers(prog, rec.inplace_variants(),
+                                                            rec.meta)
             entry.replay = _program.build(prog)
             entry.rebuild = rebuild
             entry.metas = tuple((t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)

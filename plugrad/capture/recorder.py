@@ -132,7 +132,8 @@ class Recorder:
         tracing.recorder = None
         for table, name, fn in self._saved:
             setattr(table, name, fn)
-        self._saved.clear()
+        self._saved_for_variants = self._saved
+        self._saved = []
         return False
 
     def _wrap(self, name, fn):
@@ -282,7 +283,18 @@ class Recorder:
             prog.writes.append(Write(weakref.ref(t), slot, existed))
         prog.writes.sort(key=lambda w: (w.slot, w.existed, id(w.tensor()) if w.existed else 0))
         prog.n_slots = len(self.values)
+        self.meta = {i: (tuple(v.shape), getattr(v, "dtype", None)) for i, v in
+                     enumerate(self.values) if hasattr(v, "shape")}
         return prog
+
+    def inplace_variants(self) -> dict:
+        """id(kernel function as captured) -> the backend's in-place form of it."""
+        variants = {}
+        for table, name, fn in self._saved_for_variants:
+            form = table.backend.inplace_kernels().get(name)
+            if form is not None:
+                variants[id(fn)] = form
+        return variants
 
 
 def _made_of(args, constant: set) -> bool:

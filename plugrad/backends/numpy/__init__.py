@@ -94,6 +94,13 @@ def _ieee_update(ufunc):
     return update
 
 
+def _into_first(ufunc):
+    def into(dst, *args):
+        return ufunc(dst, *args, out=dst)
+    into.__name__ = into.__qualname__ = f"{ufunc.__name__}_into"
+    return into
+
+
 _F16 = np.dtype(np.float16)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
@@ -123,6 +130,13 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
                          dtypes={"bool", "uint8", "int8", "int16", "int32", "int64",
                                  "float16", "bfloat16", "float32", "float64"})
         self.xp = np  # NumPy 2 is itself an Array API namespace
+
+    def inplace_kernels(self) -> dict:
+        # the same ufuncs as the kernels below, written into their first operand
+        u = _UPDATE_UFUNCS
+        return {"add": u["add"], "sub": u["sub"], "mul": u["mul"],
+                "maximum": _into_first(np.maximum), "minimum": _into_first(np.minimum),
+                "neg": _into_first(np.negative), "tanh": _into_first(np.tanh)}
 
     @staticmethod
     def dtype_of(x) -> str:
