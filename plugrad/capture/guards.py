@@ -140,6 +140,9 @@ def state_key(obj, depth=0):
     if isinstance(obj, dict) and depth == 0 and len(obj) <= 64:
         return ("d", tuple((k, state_key(v, 1)) for k, v in obj.items()
                            if isinstance(k, (str, int))))
+    if depth == 0 and not callable(obj) and isinstance(getattr(obj, "__dict__", None), dict):
+        # a plain object the function names (``self`` of a trainer): its attributes
+        return ("o", id(obj), tuple((k, state_key(v, 1)) for k, v in vars(obj).items()))
     return ("o", id(obj))
 
 

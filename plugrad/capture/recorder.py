@@ -84,6 +84,8 @@ def reachable_tensors(roots, lists: bool = True) -> dict:
         elif depth < 2 and isinstance(obj, dict) and len(obj) <= 256:
             for o in obj.values():
                 visit(o, depth + 1)
+        elif depth == 0 and isinstance(getattr(obj, "__dict__", None), dict):
+            visit(vars(obj), 1)  # a plain object named by the call: its attributes
     for r in roots:
         visit(r, 0)
     return found

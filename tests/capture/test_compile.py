@@ -433,3 +433,31 @@ def test_dead_temporaries_are_reused_as_buffers_with_the_same_results(device):
     assert reused[:2] == plain[:2]
     assert plain[2].buffers_reused == 0
     assert (reused[2].buffers_reused >= 3) if device == "cpu" else reused[2].buffers_reused == 0
+
+
+def test_a_method_of_a_plain_object_reaches_its_attributes():
+    """``self`` of a trainer: its tensors are state (read, their grads left behind), its
+    numbers are guards."""
+    class Trainer:
+        def __init__(self):
+            self.w = plugrad.ones(3, requires_grad=True)
+            self.scale = 0.5
+
+        def step(self, x):
+            (self.w * x * self.scale).sum().backward()
+            with plugrad.no_grad():
+                self.w -= 0.1 * self.w.grad
+            self.w.grad = None
+
+    def run(compiled):
+        t = Trainer()
+        fn = plugrad.compile(t.step) if compiled else t.step
+        for i in range(8):
+            if i == 5:
+                t.scale = 2.0
+            fn(plugrad.arange(3.0))
+        return t.w.tolist(), fn
+
+    (eager, _), (compiled, fn) = run(False), run(True)
+    assert compiled == eager
+    assert fn.explain().replays >= 3 and fn.explain().graph_count == 2
