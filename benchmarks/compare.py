@@ -367,8 +367,8 @@ class Row:
     note: str = ""
     samples: dict = field(default_factory=dict)
 
-    def ratio(self, other):
-        a, b = self.values.get("plugrad"), self.values.get(other)
+    def ratio(self, other, this="plugrad"):
+        a, b = self.values.get(this), self.values.get(other)
         return a / b if a and b else None
 
 
@@ -404,16 +404,25 @@ def render_table(rows, frameworks, env):
     if env.get("threadpools"):
         lines.append(f"# thread pools: {env['threadpools']}")
     lines.append("# times: median per iteration over interleaved rounds; lower is better")
-    headers = ["workload"] + list(frameworks) + ["plugrad/numpy"]
+    compiled = any("compiled" in row.values for row in rows)
+    columns = list(frameworks) + (["compiled"] if compiled else [])
+    headers = ["workload"] + columns + ["plugrad/numpy"]
     if "torch" in frameworks:
         headers.append("plugrad/torch")
+    if compiled:  # plugrad.compile: the same step captured and replayed
+        headers += ["compiled/numpy", "eager/compiled"]
     table = []
     for row in rows:
-        cells = [row.name] + [_fmt(row, f) for f in frameworks]
+        cells = [row.name] + [_fmt(row, f) for f in columns]
         r = row.ratio("numpy")
         cells.append(f"{r:.2f}x" if r else "-")
         if "torch" in frameworks:
             r = row.ratio("torch")
+            cells.append(f"{r:.2f}x" if r else "-")
+        if compiled:
+            r = row.ratio("numpy", "compiled")
+            cells.append(f"{r:.2f}x" if r else "-")
+            r = row.ratio("compiled")
             cells.append(f"{r:.2f}x" if r else "-")
         table.append(cells)
     widths = [max(len(str(c)) for c in col) for col in zip(headers, *table)]
@@ -442,6 +451,8 @@ def main(argv=None):
                     help="Celsius loop steps per framework (default 100000; 2000 with --quick)")
     ap.add_argument("--only", help="comma-separated workload names to run")
     ap.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
+    ap.add_argument("--no-compile", action="store_true",
+                    help="leave out the 'compiled' column (plugrad.compile of each step)")
     ap.add_argument("--no-subprocess", action="store_true",
                     help="skip the import-time and peak-memory rows")
     ap.add_argument("--check", action="store_true",
@@ -470,6 +481,7 @@ def main(argv=None):
         frameworks.append("torch")
         if device.startswith("cuda") and torch.cuda.is_available():
             torch_device = device
+    with_compile = not args.no_compile and hasattr(plugrad, "compile")
     libs = {"plugrad": plugrad}
     if "torch" in frameworks:
         libs["torch"] = torch
@@ -497,6 +509,9 @@ def main(argv=None):
             fns[f] = wl.make_fw(libs[f], devices[f], np_step.state)
         fns["numpy"] = np_step          # built first, run after the others copied its state
         fns = {f: fns[f] for f in frameworks}
+        if with_compile and wl.name != "matmul_1024":  # one call per round there: no gain
+            plugrad.manual_seed(0)
+            fns["compiled"] = plugrad.compile(wl.make_fw(plugrad, device, np_step.state))
         if args.check:
             losses = {}
             for f, fn in fns.items():
@@ -509,7 +524,8 @@ def main(argv=None):
         t0 = time.perf_counter()
         med, samples, numbers = measure_interleaved(
             fns, rounds, target * (0.5 if wl.heavy else 1.0), warmup,
-            {f: _sync_for(f, devices.get(f, "cpu")) for f in frameworks})
+            {f: _sync_for("plugrad" if f == "compiled" else f, devices.get(f, device))
+             for f in fns})
         row.values, row.samples = med, samples
         rows.append(row)
         del fns, np_step
@@ -525,21 +541,25 @@ def main(argv=None):
         for f in frameworks:
             fns[f] = (npref.make_celsius() if f == "numpy"
                       else fw_celsius(libs[f], devices[f], None))
+        if with_compile:
+            fns["compiled"] = plugrad.compile(fw_celsius(plugrad, device, None))
+        timed = list(fns)
         chunk = max(1, celsius_steps // rounds)
         for fn in fns.values():
             for _ in range(min(200, chunk)):
                 fn()
-        samples = {f: [] for f in frameworks}
-        syncs = {f: _sync_for(f, devices.get(f, "cpu")) for f in frameworks}
+        samples = {f: [] for f in timed}
+        syncs = {f: _sync_for("plugrad" if f == "compiled" else f, devices.get(f, device))
+                 for f in timed}
         t0 = time.perf_counter()
         for r in range(rounds):
-            k = r % len(frameworks)
-            for f in frameworks[k:] + frameworks[:k]:
+            k = r % len(timed)
+            for f in timed[k:] + timed[:k]:
                 samples[f].append(_time_calls(fns[f], chunk, syncs[f]))
         row.values = {f: statistics.median(s) for f, s in samples.items()}
         row.samples = samples
         row.note = ", ".join(f"{f} total {_fmt_time(sum(samples[f]) * chunk)}"
-                             for f in frameworks)
+                             for f in timed)
         rows.append(row)
         print(f"celsius: done in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
 
@@ -563,6 +583,8 @@ def main(argv=None):
                             "values": r.values, "note": r.note,
                             "ratio_plugrad_numpy": r.ratio("numpy"),
                             "ratio_plugrad_torch": r.ratio("torch"),
+                            "ratio_compiled_numpy": r.ratio("numpy", "compiled"),
+                            "ratio_eager_compiled": r.ratio("compiled"),
                             "samples": r.samples} for r in rows]}
         Path(args.json).write_text(json.dumps(out, indent=2, default=float) + "\n")
         print(f"\nwrote {args.json}")

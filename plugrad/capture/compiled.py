@@ -149,7 +149,8 @@ class CompiledFunction:
                 entry.replay = None
                 entry.last = entry.last_signature = None
                 entry.recordings = 0
-                self.report.break_reasons.append(f"recaptured: {stale}")
+                if f"recaptured: {stale}" not in self.report.break_reasons:
+                    self.report.break_reasons.append(f"recaptured: {stale}")
             else:
                 self.report.replays += 1
                 return entry.rebuild([_output(a, *meta) for a, meta in zip(arrays, entry.metas)])

@@ -19,6 +19,9 @@ from plugrad.core.grad_mode import _state
 from plugrad.core.tensor import Tensor
 
 _SCALARS = (bool, int, float, str, type(None), complex)
+#: What a function names without it being state a step depends on.
+_NOT_STATE = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType,
+              types.MethodType)
 
 #: Bumped by ``nn.Module`` on every attribute set or delete and hook change, so a module's
 #: guard (a walk over its submodules and parameters) is recomputed only after a change.
@@ -78,11 +81,15 @@ def watch_list(fn) -> list:
         else:
             return watched
     for name, cell in zip(code.co_freevars, getattr(func, "__closure__", None) or ()):
+        try:
+            if isinstance(cell.cell_contents, _NOT_STATE):
+                continue  # a module or a function the closure names: not state
+        except ValueError:
+            pass
         watched.append(("cell", cell, name))
     g = getattr(func, "__globals__", {})
     for name in sorted(_names(code)):
-        if name in g and not isinstance(g[name], (types.ModuleType, type, types.FunctionType,
-                                                  types.BuiltinFunctionType)):
+        if name in g and not isinstance(g[name], _NOT_STATE):
             watched.append(("global", g, name))
     return watched
 
@@ -140,7 +147,8 @@ def state_key(obj, depth=0):
     if isinstance(obj, dict) and depth == 0 and len(obj) <= 64:
         return ("d", tuple((k, state_key(v, 1)) for k, v in obj.items()
                            if isinstance(k, (str, int))))
-    if depth == 0 and not callable(obj) and isinstance(getattr(obj, "__dict__", None), dict):
+    if depth == 0 and not callable(obj) and not isinstance(obj, _NOT_STATE) and \
+            isinstance(getattr(obj, "__dict__", None), dict):
         # a plain object the function names (``self`` of a trainer): its attributes
         return ("o", id(obj), tuple((k, state_key(v, 1)) for k, v in vars(obj).items()))
     return ("o", id(obj))
