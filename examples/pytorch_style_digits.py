@@ -87,6 +87,7 @@ def main():
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--save", default=None, help="checkpoint path")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     parser.add_argument("--data", default=os.path.join(HERE, "data", "digits.npz"))
     args = parser.parse_args()
 
@@ -107,9 +108,10 @@ def main():
     scheduler = StepLR(optimizer, step_size=1, gamma=0.8)
     print(f"{len(train_set)} train / {len(test_set)} test digits on {device}, "
           f"input {torch.Size([args.batch_size, 64])}")
+    net = torch.compile(model) if args.compile else model  # the state dict stays model's
     for epoch in range(1, args.epochs + 1):
-        train(model, device, train_loader, optimizer, epoch)
-        accuracy = test(model, device, test_loader)
+        train(net, device, train_loader, optimizer, epoch)
+        accuracy = test(net, device, test_loader)
         scheduler.step()
 
     if args.save:

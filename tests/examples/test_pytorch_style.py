@@ -26,3 +26,15 @@ def test_runs_unchanged(tmp_path, device, args, min_accuracy):
     assert "restored exactly: True" in out and ckpt.is_file()
     accuracy = float(re.search(r"final accuracy ([0-9.]+)", out).group(1))
     assert accuracy >= min_accuracy
+
+
+@pytest.mark.timeout(300)
+def test_torch_compile_of_the_model_gives_the_same_run(tmp_path):
+    """``torch.compile(model)`` under the runner: training forwards (their outputs need a
+    graph) run eagerly, the no-grad evaluation forwards are replayed; the run is the same."""
+    args = ["run", "--device", "cpu", str(SCRIPT), "--epochs", "2", "--subset", "300",
+            "--workers", "0"]
+    plain = run_plugrad(args, tmp_path, timeout=280)
+    compiled = run_plugrad(args + ["--compile"], tmp_path, timeout=280)
+    assert plain.returncode == 0 and compiled.returncode == 0, compiled.stderr
+    assert compiled.stdout == plain.stdout
