@@ -31,3 +31,35 @@ def compile(model=None, *, fullgraph: bool = False, dynamic=None, backend="induc
         return OptimizedModule(model, fullgraph=fullgraph, dynamic=dynamic)
     from plugrad.capture import CompiledFunction
     return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic)
+
+
+def is_compiling() -> bool:
+    """Whether a call is being captured right now (``torch.compiler.is_compiling``): code
+    that must not be part of a capture (logging, a host-side counter) can branch on it."""
+    from plugrad.core import tracing
+    rec = tracing.recorder
+    return rec is not None and rec.broken is None
+
+
+def disable(fn=None, recursive: bool = True):
+    """``torch.compiler.disable``: calls of ``fn`` are never captured; a capture that
+    reaches one stops there (a graph break) and that call runs eagerly."""
+    import functools
+
+    if fn is None:
+        return lambda f: disable(f, recursive)
+
+    @functools.wraps(fn)
+    def eager_only(*args, **kwargs):
+        from plugrad.core import tracing
+        tracing.graph_break(f"{getattr(fn, '__qualname__', fn)} is compiler.disable'd")
+        return fn(*args, **kwargs)
+    return eager_only
+
+
+def reset() -> None:
+    """``torch.compiler.reset``: forget the cached module guards (each compiled function
+    keeps its own captures; drop the function to drop them)."""
+    from plugrad.capture import guards
+    guards._module_keys.clear()
+    guards._optimizer_keys.clear()

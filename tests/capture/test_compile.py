@@ -461,3 +461,33 @@ def test_a_method_of_a_plain_object_reaches_its_attributes():
     (eager, _), (compiled, fn) = run(False), run(True)
     assert compiled == eager
     assert fn.explain().replays >= 3 and fn.explain().graph_count == 2
+
+
+def test_compiler_namespace_is_compiling_and_disable():
+    import plugrad.compiler as compiler
+    seen, inside = [], []
+    note = inside.append  # a list the function named would be a guard (its contents)
+
+    @plugrad.compile
+    def probe(x):
+        note(compiler.is_compiling())
+        return x + 1
+
+    for _ in range(3):
+        probe(plugrad.ones(1))
+    assert inside == [True, True]  # two recordings; the replay runs no Python
+
+    note_seen = seen.append
+
+    @compiler.disable
+    def log(x):
+        note_seen(compiler.is_compiling())
+        return x
+
+    fn = plugrad.compile(lambda x: log(x * 2) + 1)
+    for _ in range(3):
+        assert fn(plugrad.ones(1)).tolist() == [3.0]
+    assert seen == [False, False, False]  # the capture stops where the disabled call starts
+    assert "compiler.disable" in fn.explain().break_reasons[0]
+    assert not compiler.is_compiling()
+    compiler.reset()
