@@ -15,12 +15,9 @@ def test_storage_tolist_like_pytorch(device):
     assert ours.element_size() == 4 and ours.nbytes() == theirs.nbytes()
 
 
-def test_onnx_imports_and_export_says_it_is_missing():
-    import plugrad.onnx as onnx
+def test_onnx_imports_and_is_not_exporting_outside_export():
+    import plugrad.onnx as onnx  # export itself: tests/onnx
     assert onnx.is_in_onnx_export() is False
-    with pytest.raises(NotImplementedError, match=r"plugrad.onnx.export .* not available.*"
-                                                  r"state_dict\(\)"):
-        onnx.export(plugrad.nn.Linear(2, 2), plugrad.zeros(1, 2), "m.onnx")
 
 
 def _child(rank, out):
