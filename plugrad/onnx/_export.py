@@ -8,6 +8,7 @@ shape inference too).
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import warnings
 
@@ -181,7 +182,7 @@ def build(model, trace, symbols, names, out_names, spec, opset, param_names):
         convert = CONVERTERS.get(ins.name)
         if convert is None:
             g.unsupported("it has no ONNX translation")
-        result = convert(g, trace.args[n], ins)
+        result = convert(g, _positional(ins.name, trace.args[n], ins.kwargs), ins)
         results = result if isinstance(result, tuple) else (result,)
         for o, r in zip(outs, results):
             if o is not None and r is not None:
@@ -215,6 +216,19 @@ def build(model, trace, symbols, names, out_names, spec, opset, param_names):
         raise OnnxExporterError(f"plugrad.onnx.export: the written graph does not pass "
                                 f"onnx.checker (a plugrad bug, please report it): {exc}") from exc
     return model_proto
+
+
+@functools.lru_cache(maxsize=None)
+def _signature(name):
+    from plugrad.backends.contract import Backend
+    return inspect.signature(getattr(Backend, name))
+
+
+def _positional(name, args, kwargs) -> tuple:
+    """A kernel call's arguments in the contract's order, defaults filled in."""
+    bound = _signature(name).bind(None, *args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())[1:]
 
 
 def convert_down(proto, opset: int):

@@ -240,7 +240,11 @@ def dynamic_args(base, others, sym_values, steps, origins):
                     f"exported with that axis dynamic")
 
         def walk(a, path, ins=ins, n=n):
-            alts = {s: _at(others[s][0].instrs[n], path, others[s][0]) for s in others}
+            try:
+                alts = {s: _at(others[s][0].instrs[n], path, others[s][0]) for s in others}
+            except (IndexError, KeyError, TypeError, AttributeError):
+                raise OnnxExporterError(f"plugrad.onnx.export: the arguments of {where()} "
+                                        f"change form with the dynamic axes") from None
             if isinstance(a, Ref):
                 if any(not isinstance(v, Ref) or v.slot != a.slot for v in alts.values()):
                     raise OnnxExporterError(f"plugrad.onnx.export: {where()} reads different "
