@@ -72,8 +72,8 @@ class ExportRecorder(Recorder):
     """The capture recorder, with the host checks of the forward (an index in range) taken at
     export time only, and the origin of every kernel call noted."""
 
-    def __init__(self, input_arrays, kernel_tables, module_names):
-        super().__init__(input_arrays, kernel_tables)
+    def __init__(self, input_arrays, kernel_tables, module_names, roots=()):
+        super().__init__(input_arrays, kernel_tables, roots)
         self.origins: list = []
         self._module_names = module_names
 
@@ -145,7 +145,9 @@ def flatten_outputs(out, into: list) -> None:
 
 
 def record(model, args, kwargs, tensors, module_names):
-    rec = ExportRecorder([t._data for t in tensors], tables_in_use(tensors), module_names)
+    roots = [model, *args, *kwargs.values()]  # the state the forward reads: its parameters
+    rec = ExportRecorder([t._data for t in tensors], tables_in_use(tensors), module_names,
+                         roots)
     with no_grad(), rec:
         out = model(*args, **kwargs)
     if rec.broken is not None:
