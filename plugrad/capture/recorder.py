@@ -273,16 +273,27 @@ class Recorder:
         state = reachable_tensors(self.roots, lists=False)  # a list entry is not state
         outputs = {id(t) for t in output_tensors}
         made = set(range(len(self.values))) - set(prog.inputs) - {r.slot for r in prog.reads}
-        for t in live_tensors():
-            slot = self.slot_of.get(id(t._data))
-            if slot is None or slot not in made or id(t) in outputs:
-                continue
-            existed = id(t) in before
-            if not existed and id(t) not in state and not _held_as_state(t):
-                self.graph_break("a tensor made inside the call outlives it in a list "
-                                 "(a replay could not make a new one each call)")
-                return prog
-            prog.writes.append(Write(weakref.ref(t), slot, existed))
+        for collected in (False, True):
+            left, unexplained = [], False
+            for t in live_tensors():
+                slot = self.slot_of.get(id(t._data))
+                if slot is None or slot not in made or id(t) in outputs:
+                    continue
+                existed = id(t) in before
+                if not existed and id(t) not in state:
+                    if not collected:  # perhaps garbage in a cycle (a graph): collect, look again
+                        unexplained = True
+                        break
+                    if not _held_as_state(t):
+                        self.graph_break("a tensor made inside the call outlives it in a list "
+                                         "(a replay could not make a new one each call)")
+                        return prog
+                left.append(Write(weakref.ref(t), slot, existed))
+            if not unexplained:
+                break
+            del t
+            gc.collect()
+        prog.writes.extend(left)
         prog.writes.sort(key=lambda w: (w.slot, w.existed, id(w.tensor()) if w.existed else 0))
         prog.n_slots = len(self.values)
         self.meta = {i: (tuple(v.shape), getattr(v, "dtype", None)) for i, v in

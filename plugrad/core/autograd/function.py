@@ -56,7 +56,10 @@ class BackwardCFunction(Node):
             grads = tuple(_zeros_for(meta) if g is None else g
                           for g, meta in zip(grads, self.out_meta))
         ctx.saved_tensors = self.saved
-        result = self.fn_cls.backward(ctx, *grads)
+        try:
+            result = self.fn_cls.backward(ctx, *grads)
+        finally:
+            ctx.saved_tensors = ()  # what the node saved goes with it after backward
         if not isinstance(result, tuple):
             result = (result,)
         n_in = len(self.next)
@@ -177,6 +180,7 @@ def _record(cls, ctx, args, tensor_args, outs):
                 o.grad_fn, o._rg = node, True
             o._output_nr = nr
         fresh.append(o)
+    ctx._saved = ()  # the node holds them, and lets them go when backward has run
     return tuple(fresh)
 
 
