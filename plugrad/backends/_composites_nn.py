@@ -1,7 +1,7 @@
 """The composite fallbacks of the nn kernels (part of :mod:`plugrad.backends.composites`).
 
 Same rules as there: only other kernels, called through ``self`` (and the two helpers at the
-end, ``_mT`` and ``_sum_to``, themselves written so). Geometry arguments of the
+end, ``_mT`` and ``_sum_to``, module functions of the namespace written so). Geometry arguments of the
 2-D window kernels: ``kernel``, ``stride``, ``dilation`` are ``(h, w)`` pairs of ints;
 ``padding`` is ``((top, bottom), (left, right))``; inputs are ``(N, C, H, W)``.
 """
@@ -219,7 +219,7 @@ class NNComposites:
     def scaled_dot_product_attention(self, q, k, v, mask, scale):
         """``(q * scale) k^T`` plus the mask, a softmax whose all-masked rows give 0 (their
         maximum is taken as 0 and their sum as 1), then ``attn v``."""
-        s = self.matmul(self.mul(q, scale), self._mT(k))
+        s = self.matmul(self.mul(q, scale), _mT(self, k))
         if mask is not None:
             s = self.add(s, mask)
         if not s.shape[-1]:  # no keys: no weights, and an output of zeros
@@ -234,24 +234,35 @@ class NNComposites:
     def scaled_dot_product_attention_backward(self, g, q, k, v, attn, scale):
         """``gv = attn^T g``; ``gs = softmax_backward(g v^T, attn)``; ``gq = gs k scale``;
         ``gk = gs^T q scale``; each summed to its input's shape."""
-        gv = self.matmul(self._mT(attn), g)
-        gs = self.softmax_backward(self.matmul(g, self._mT(v)), attn, len(attn.shape) - 1)
+        gv = self.matmul(_mT(self, attn), g)
+        gs = self.softmax_backward(self.matmul(g, _mT(self, v)), attn, len(attn.shape) - 1)
         gq = self.mul(self.matmul(gs, k), scale)
-        gk = self.mul(self.matmul(self._mT(gs), q), scale)
-        return self._sum_to(gq, q.shape), self._sum_to(gk, k.shape), self._sum_to(gv, v.shape)
+        gk = self.mul(self.matmul(_mT(self, gs), q), scale)
+        return _sum_to(self, gq, q.shape), _sum_to(self, gk, k.shape), _sum_to(self, gv, v.shape)
 
     # ------------------------------------------------------------------ helpers
+    # module functions of the namespace, not methods: the composites also run on the
+    # differentiable Tensor ops (higher-order gradients of the fused kernels), which have
+    # only the kernels' names
     def _mT(self, a):
-        """``a`` with its last two axes swapped."""
-        nd = len(a.shape)
-        return self.permute(a, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+        return _mT(self, a)
 
     def _sum_to(self, x, shape):
-        """``x`` summed over the dims along which ``shape`` was broadcast to ``x.shape``."""
-        shape = tuple(shape)
-        if tuple(x.shape) == shape:
-            return x
-        lead = len(x.shape) - len(shape)
-        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                          if n == 1 and x.shape[lead + i] != 1)
-        return self.reshape(self.sum(x, axes, True), shape)
+        return _sum_to(self, x, shape)
+
+
+def _mT(F, a):
+    """``a`` with its last two axes swapped."""
+    nd = len(a.shape)
+    return F.permute(a, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+def _sum_to(F, x, shape):
+    """``x`` summed over the dims along which ``shape`` was broadcast to ``x.shape``."""
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    lead = len(x.shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and x.shape[lead + i] != 1)
+    return F.reshape(F.sum(x, axes, True), shape)

@@ -12,7 +12,10 @@ import math
 
 import plugrad
 from plugrad.capture import host_read as _host_read
+from plugrad.core import autocast as _autocast
 from plugrad.core.autograd.node import present_as as _named
+from plugrad.core.ops.attention import fused_attention as _attn_fused
+from plugrad.core.ops.attention import fusable as _attn_fusable
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
 from plugrad.core.ops.window import window_geometry as _window_geometry  # noqa: F401
 from plugrad.nn._dtypes import expect_dtype as _expect
@@ -281,11 +284,36 @@ def _attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
     return weights @ v, weights
 
 
+def _fused_attention(q, k, v, attn_mask, dropout_p, is_causal, scale):
+    """The one-node fused path (plugrad/core/ops/attention.py) where it computes exactly
+    what :func:`_attention` does, else None."""
+    if dropout_p > 0.0 or (is_causal and attn_mask is not None) or _autocast.active:
+        return None
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] \
+            or k.shape[-2] != v.shape[-2]:
+        return None
+    mask = causal_mask(q.shape[-2], k.shape[-2], q.device) if is_causal else attn_mask
+    if mask is not None and mask.dtype == plugrad.bool:  # True: attend; as additive -inf
+        mask = plugrad.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(
+            mask.logical_not(), float("-inf"))
+    if not _attn_fusable(q, k, v, mask):
+        return None
+    if mask is not None:  # the mask may not grow the scores (the composite's error stays)
+        lead = tuple(q.shape[:-1]) + (k.shape[-2],)
+        if mask.ndim > len(lead) or any(m not in (1, n) for m, n in
+                                        zip(mask.shape[::-1], lead[::-1])):
+            return None
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    return _attn_fused(q, k, v, mask, scale)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """Attention as in ``torch.nn.functional.scaled_dot_product_attention``; a boolean mask
     is True where attending is allowed, a float mask is added to the scores."""
-    out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
+    out = _fused_attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    if out is None:
+        out = _attention(query, key, value, attn_mask, dropout_p, is_causal, scale)[0]
     # PyTorch on CPU: one flash-attention node for 4-D inputs, the math path's batched
     # matmul (a view of bmm's result) otherwise
     return _named(out, "ScaledDotProductFlashAttentionForCpuBackward0" if query.ndim == 4

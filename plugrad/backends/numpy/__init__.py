@@ -102,6 +102,23 @@ def _into_first(ufunc):
 
 
 _F16 = np.dtype(np.float16)
+_BOOL = np.dtype(bool)
+_UINT = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+_copysign = __import__("math").copysign
+
+
+def _keep_bits(cond, a, keep_true: bool):
+    """``where(cond, a, +0)`` (``keep_true``) or ``where(cond, +0, a)`` for a floating ``a``
+    of ``cond``'s shape, as ``a``'s bits AND a mask of all ones or zeros: the same bits as
+    ``np.where`` (+0 is all zeros), several times faster on a random mask."""
+    u = _UINT[a.dtype.itemsize]
+    m = cond.astype(u)                      # 1 where cond
+    if keep_true:
+        np.negative(m, out=m)               # all ones where cond, 0 elsewhere
+    else:
+        np.subtract(m, 1, out=m, dtype=u)   # 0 where cond, all ones elsewhere
+    np.bitwise_and(m, a.view(u), out=m)
+    return m.view(a.dtype)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
@@ -217,13 +234,16 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     @staticmethod
     def where(cond, a, b):
         # np.where branches per element: on a random mask (ReLU's backward) it is ~10x slower
-        # than a multiply. Masking by 0 as a multiply is exact unless a masked-out value is
-        # inf/NaN (then it gives NaN, and the exact path reruns); zeros may come out as -0.0.
-        if type(b) in (int, float) and b == 0 and type(a) is np.ndarray and a.size > 2048 \
-                and a.dtype.kind == "f" and cond.shape == a.shape:
-            out = _MUL(a, cond)
-            if not np.isnan(out).any():
-                return out
+        # than a multiply. Choosing between an array and +0 is done on the bits instead
+        # (see _keep_bits): exact, NaN and inf included, in two passes.
+        if type(b) in (int, float) and type(a) is np.ndarray and b == 0 and a.size > 1024 \
+                and cond.shape == a.shape and a.dtype.itemsize in _UINT and cond.dtype == _BOOL \
+                and a.dtype.kind in "fV" and (type(b) is int or _copysign(1.0, b) > 0):
+            return _keep_bits(cond, a, True)
+        if type(a) in (int, float) and type(b) is np.ndarray and a == 0 and b.size > 1024 \
+                and cond.shape == b.shape and b.dtype.itemsize in _UINT and cond.dtype == _BOOL \
+                and b.dtype.kind in "fV" and (type(a) is int or _copysign(1.0, a) > 0):
+            return _keep_bits(cond, b, False)
         if type(a) is float and getattr(b, "dtype", None) == _BF16:
             a = _BF16.type(a)  # NumPy would promote (float, bfloat16) to float32
         elif type(b) is float and getattr(a, "dtype", None) == _BF16:
