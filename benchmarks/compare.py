@@ -41,6 +41,8 @@ if str(HERE) not in sys.path:
 import numpy as np  # noqa: E402
 
 import numpy_reference as npref  # noqa: E402
+import numpy_reference_lm as nplm  # noqa: E402
+import compare_lm  # noqa: E402
 
 FRAMEWORKS = ("plugrad", "numpy", "torch")
 
@@ -178,6 +180,7 @@ class Workload:
     make_fw: Callable
     ref_ok: bool = False      # small enough for the pure-Python backend
     heavy: bool = False       # fewer iterations per measurement
+    check: bool = True        # --check compares the first losses (not where orders differ)
 
 
 WORKLOADS = [
@@ -191,6 +194,15 @@ WORKLOADS = [
              lambda: npref.make_conv(32, 8, 28, 3, 10), fw_conv),
     Workload("attention", "self-attention B16 T64 D128 H4, fwd+bwd",
              lambda: npref.make_attention(16, 64, 128, 4), fw_attention),
+    Workload("gpt_block", "GPT block LM B16 T64 D128 H4 V65 (embedding+positional, "
+             "F.layer_norm, causal F.scaled_dot_product_attention, x @ W, ReLU MLP, CE), "
+             "fwd+bwd", lambda: nplm.make_gpt(16, 64, 128, 4, 65), compare_lm.fw_gpt),
+    Workload("lstm_lm", "LSTM LM B32 T32 E64 H128 V65 (nn.Embedding, nn.LSTM, nn.Linear, "
+             "CE), fwd+bwd", lambda: nplm.make_lstm(32, 32, 64, 128, 65), compare_lm.fw_lstm),
+    Workload("loader_epoch", "one epoch: DataLoader(TensorDataset 2048x784, batch 64, "
+             "shuffle) into MLP 784-128-10, CE, SGD",
+             lambda: nplm.make_loader_epoch(2048, 784, 128, 10, 64), compare_lm.fw_loader,
+             heavy=True, check=False),
 ]
 
 
@@ -455,6 +467,9 @@ def main(argv=None):
                     help="leave out the 'compiled' column (plugrad.compile of each step)")
     ap.add_argument("--no-subprocess", action="store_true",
                     help="skip the import-time and peak-memory rows")
+    ap.add_argument("--scaling", action="store_true",
+                    help="also the scaling table: GPT step at widths 64-512 x seq 64, 256 and "
+                         "MLP at batch 1, 32, 512, with peak memory (several minutes)")
     ap.add_argument("--check", action="store_true",
                     help="compare the first-step losses of the three implementations")
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
@@ -519,7 +534,7 @@ def main(argv=None):
                 losses[f] = float(out.item() if hasattr(out, "item") else out)
             row.note = "first losses " + ", ".join(f"{f}={v:.6g}" for f, v in losses.items())
             lo, hi = min(losses.values()), max(losses.values())
-            if not hi - lo <= 1e-3 * max(1.0, abs(hi)):
+            if wl.check and not hi - lo <= 1e-3 * max(1.0, abs(hi)):
                 check_failures.append(f"{wl.name}: {row.note}")
         t0 = time.perf_counter()
         med, samples, numbers = measure_interleaved(
@@ -576,7 +591,16 @@ def main(argv=None):
                         "(benchmarks/seed_linear.py; numpy: the same loop by hand)", "MiB", rss))
         print("memory: done", file=sys.stderr)
 
+    scaling = []
+    if args.scaling and device == "cpu":
+        def measure(fns):
+            return measure_interleaved(fns, max(3, rounds // 3), target, 1, {})[0]
+        scaling = compare_lm.run_scaling(frameworks, measure, memory=not args.no_subprocess,
+                                         log=lambda m: print(m, file=sys.stderr))
+
     print(render_table(rows, frameworks, env))
+    if scaling:
+        print("\n" + compare_lm.render_scaling(scaling, frameworks))
     if args.json:
         out = {"environment": env, "frameworks": frameworks,
                "results": [{"name": r.name, "description": r.description, "unit": r.unit,
@@ -586,6 +610,8 @@ def main(argv=None):
                             "ratio_compiled_numpy": r.ratio("numpy", "compiled"),
                             "ratio_eager_compiled": r.ratio("compiled"),
                             "samples": r.samples} for r in rows]}
+        if scaling:
+            out["scaling"] = scaling
         Path(args.json).write_text(json.dumps(out, indent=2, default=float) + "\n")
         print(f"\nwrote {args.json}")
     if check_failures:
