@@ -29,6 +29,8 @@ from plugrad.legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, 
                             DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                             ShortTensor)
 from plugrad import autograd, cuda  # noqa: E402
+from plugrad.process_knobs import *  # noqa: F401,F403,E402 - set_num_threads, ...
+from plugrad.legacy import range  # noqa: E402,A004 - PyTorch's deprecated torch.range
 import plugrad.linalg as linalg  # noqa: E402 - the submodule, not api's ops module of that name
 from plugrad.torch_alias import install_torch_alias, uninstall_torch_alias  # noqa: E402
 from plugrad.amp.autocast_mode import (autocast, get_autocast_dtype,  # noqa: E402
@@ -36,13 +38,15 @@ from plugrad.amp.autocast_mode import (autocast, get_autocast_dtype,  # noqa: E4
                                        set_autocast_dtype, set_autocast_enabled)
 
 half, double, long, short = float16, float64, int64, int16
+dtype = DType  # torch.dtype: the class of every dtype (isinstance checks, annotations)
 float, int = float32, int32  # noqa: A001 - PyTorch's names
 
 __version__ = "0.1.0"
 
 
 _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", "random",
-                    "version", "multiprocessing", "special", "capture", "onnx"}
+                    "version", "multiprocessing", "special", "capture", "onnx",
+                    "accelerator"}
 
 
 def __getattr__(name):

@@ -96,3 +96,24 @@ class Variable(metaclass=_VariableType):
         if requires_grad:
             out.requires_grad_(True)
         return out
+
+
+def range(start, end, step=1, *, dtype=None, device=None,  # noqa: A001
+          requires_grad=False):
+    """``torch.range``: like ``arange`` but ``end`` included, in the default float dtype;
+    deprecated in PyTorch (which warns) and still in older programs."""
+    import math
+    import warnings
+    from plugrad.core.factories import arange
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if step == 0:
+        raise RuntimeError("range: step must be nonzero")
+    n = int(math.floor((end - start) / step)) + 1
+    if n < 0:
+        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    out = arange(n, dtype=_dt.float64, device=device) * step + start
+    out = out.to(dtype or _dt.get_default_dtype())
+    return out.requires_grad_() if requires_grad else out

@@ -1,21 +1,25 @@
 """``torch.serialization`` at PyTorch's path: :func:`save` / :func:`load` (safetensors plus a
-JSON description of the structure, never pickle)."""
+JSON description of the structure, never pickle) and the ``weights_only`` allowlist."""
 from plugrad.core.serialization import SerializationError, load, save
+from plugrad.core.serialization_objects import SAFE_GLOBALS as _safe
 
 __all__ = ["save", "load", "SerializationError", "add_safe_globals", "get_safe_globals",
-           "safe_globals"]
-
-_safe: list = []
+           "clear_safe_globals", "safe_globals"]
 
 
 def add_safe_globals(safe_globals) -> None:
-    """Accepted for PyTorch programs that allow classes for ``weights_only`` unpickling;
-    plugrad never unpickles, so nothing it loads can need them."""
+    """Allow these classes and functions (or ``(obj, "module.name")`` pairs) in whole
+    objects that :func:`load` rebuilds (``torch.save(model, f)``); plugrad's own are always
+    allowed. Nothing is unpickled either way: see :mod:`plugrad.core.serialization_objects`."""
     _safe.extend(safe_globals)
 
 
 def get_safe_globals() -> list:
     return list(_safe)
+
+
+def clear_safe_globals() -> None:
+    _safe.clear()
 
 
 class safe_globals:

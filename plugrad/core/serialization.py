@@ -15,6 +15,7 @@ import os
 import numpy as np
 
 from plugrad.core import dtypes as _dt
+from plugrad.core import serialization_objects as _objects
 from plugrad.core.device import Device
 from plugrad.core.factories import tensor
 from plugrad.core.tensor import Tensor
@@ -41,11 +42,12 @@ class SerializationError(RuntimeError):
 def save(obj, f, pickle_module=None, pickle_protocol=None,
          _use_new_zipfile_serialization=True, _disable_byteorder_record=False) -> None:
     """Write ``obj`` to ``f`` (a path or a binary file): tensors, NumPy arrays and scalars,
-    dicts, lists, tuples, numbers, strings, None, dtypes, devices and ``argparse.Namespace``.
-    Whole modules and optimizers are refused (save their ``state_dict()``); PyTorch's
-    pickle options are accepted and unused."""
+    dicts, lists, tuples, sets, numbers, strings, None, dtypes, devices,
+    ``argparse.Namespace``, and whole objects such as modules and optimizers (their class's
+    name and state, see :mod:`plugrad.core.serialization_objects`); PyTorch's pickle options
+    are accepted and unused."""
     tensors: dict[str, np.ndarray] = {}
-    structure = _encode(obj, "", tensors)
+    structure = _encode(obj, "", tensors, {"objects": {}, "tensors": {}, "depth": 0})
     from safetensors.numpy import save as st_save
     metadata = {STRUCTURE_KEY: json.dumps(structure), FORMAT_KEY: FORMAT_VERSION}
     payload = st_save(tensors, metadata=metadata)
@@ -58,15 +60,25 @@ def save(obj, f, pickle_module=None, pickle_protocol=None,
     os.replace(tmp, f)
 
 
-def _encode(obj, path: str, tensors: dict):
+def _encode(obj, path: str, tensors: dict, memo: dict):
+    """The JSON description of ``obj``; its arrays go into ``tensors``. Inside a whole
+    object (``memo["depth"] > 0``) a tensor or object met again is written once and
+    referenced, so tied weights stay tied."""
     if isinstance(obj, Tensor):
+        if memo["depth"] and id(obj) in memo["tensors"]:
+            return memo["tensors"][id(obj)][0]
         name = _free_name(path or "tensor", tensors)
         if obj.dtype is _dt.bfloat16:
             raise SerializationError(f"save: bfloat16 tensor at {name!r} cannot be stored "
                                      f"through NumPy")
         tensors[name] = np.ascontiguousarray(obj.detach().cpu().numpy())
-        return {"__tensor__": name, "dtype": obj.dtype.name, "device": str(obj.device),
+        node = {"__tensor__": name, "dtype": obj.dtype.name, "device": str(obj.device),
                 "requires_grad": bool(obj.requires_grad)}
+        if type(obj) is not Tensor:  # nn.Parameter and other subclasses
+            node["cls"] = _objects.global_name(type(obj))
+        if memo["depth"]:
+            memo["tensors"][id(obj)] = (node, obj)  # obj kept alive: its id stays unique
+        return node
     if isinstance(obj, np.ndarray):
         if obj.dtype.name not in _NUMPY_DTYPES:
             raise SerializationError(f"save: NumPy array of dtype {obj.dtype} at "
@@ -79,13 +91,14 @@ def _encode(obj, path: str, tensors: dict):
         if obj.dtype.name not in _NUMPY_DTYPES:
             raise SerializationError(f"save: NumPy scalar of dtype {obj.dtype} at "
                                      f"{path or 'top level'} cannot be stored")
-        return {"__npscalar__": _encode(obj.item(), path, tensors), "dtype": obj.dtype.name}
+        return {"__npscalar__": _encode(obj.item(), path, tensors, memo),
+                "dtype": obj.dtype.name}
     if isinstance(obj, _dt.DType):
         return {"__dtype__": obj.name}
     if isinstance(obj, Device):
         return {"__device__": str(obj)}
     if isinstance(obj, argparse.Namespace):
-        return {"__namespace__": _encode(vars(obj), path, tensors)}
+        return {"__namespace__": _encode(vars(obj), path, tensors, memo)}
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, (int, float)):
@@ -94,27 +107,53 @@ def _encode(obj, path: str, tensors: dict):
         return obj
     if isinstance(obj, dict):
         if all(isinstance(k, str) and not k.startswith("__") for k in obj):
-            return {k: _encode(v, _join(path, k), tensors) for k, v in obj.items()}
+            return {k: _encode(v, _join(path, k), tensors, memo) for k, v in obj.items()}
         items = []
         for k, v in obj.items():
+            if isinstance(k, Tensor) or memo["depth"] and not isinstance(
+                    k, (str, int, float, bool)):  # an optimizer's state, keyed by parameter
+                items.append([_encode(k, path, tensors, memo),
+                              _encode(v, _join(path, "value"), tensors, memo)])
+                continue
             if not isinstance(k, (str, int, float, bool)) or k is None:
                 raise SerializationError(f"save: dict key {k!r} at {path or 'top level'} is "
                                          f"not a string or number")
-            items.append([k, _encode(v, _join(path, str(k)), tensors)])
+            items.append([k, _encode(v, _join(path, str(k)), tensors, memo)])
         return {"__dict__": items}
-    if isinstance(obj, (list, tuple)):
-        out = [_encode(v, _join(path, str(i)), tensors) for i, v in enumerate(obj)]
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        out = [_encode(v, _join(path, str(i)), tensors, memo) for i, v in enumerate(obj)]
+        if isinstance(obj, (set, frozenset)):
+            return {"__set__": out, "frozen": isinstance(obj, frozenset)}
         return {"__tuple__": out} if isinstance(obj, tuple) else out
+    return _encode_object(obj, path, tensors, memo)
+
+
+def _encode_object(obj, path: str, tensors: dict, memo: dict):
+    """A class or function by name; any other object by its class's name and its state."""
     where = path or "top level"
-    if hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict"):
-        raise SerializationError(
-            f"save: cannot store a whole {type(obj).__name__} object at {where}: plugrad saves "
-            f"no pickled code. Save its state_dict() instead, torch.save(obj.state_dict(), f), "
-            f"and restore with obj.load_state_dict(torch.load(f)) on a freshly built object")
-    raise SerializationError(f"save: cannot store an object of type {type(obj).__name__} at "
-                             f"{where} (only tensors, NumPy arrays, dicts, lists, tuples, "
-                             f"numbers, strings, None, dtypes, devices and argparse.Namespace; "
-                             f"no pickle). For a model or optimizer, save its state_dict()")
+    if _objects._is_global(obj):
+        node = _objects.encode_global(obj)
+        if node is None:
+            raise SerializationError(f"save: cannot store {obj!r} at {where}: a local "
+                                     f"function or class has no importable name")
+        return node
+    if id(obj) in memo["objects"]:
+        return {"__ref__": memo["objects"][id(obj)][0]}
+    name, state = _objects.global_name(type(obj)), _objects.object_state(obj)
+    if name is None or state is None:
+        raise SerializationError(f"save: cannot store an object of type {type(obj).__name__} "
+                                 f"at {where} (no importable class or no state to save; only "
+                                 f"tensors, NumPy arrays, containers, numbers, strings, dtypes, "
+                                 f"devices and objects with a __dict__; no pickle). For a model "
+                                 f"or optimizer, its state_dict() always works")
+    key = len(memo["objects"])
+    memo["objects"][id(obj)] = (key, obj)
+    memo["depth"] += 1
+    try:
+        encoded = _encode(state, path, tensors, memo)
+    finally:
+        memo["depth"] -= 1
+    return {"__object__": name, "id": key, "state": encoded}
 
 
 def _free_name(name: str, tensors: dict) -> str:
@@ -134,7 +173,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     ``map_location``: a device (string or :class:`Device`), a dict mapping saved device
     strings to new ones, or a callable ``(tensor, saved_device) -> tensor``. Nothing is ever
-    unpickled, so ``weights_only`` (either value) and PyTorch's pickle options change nothing.
+    unpickled; ``weights_only`` decides, as in PyTorch, which saved whole objects may be
+    rebuilt (plugrad's own classes always, others once allowed through
+    ``serialization.add_safe_globals`` or with ``weights_only=False``). PyTorch's pickle
+    options change nothing.
     """
     data = f.read() if hasattr(f, "read") else _read_file(f)
     header = _check_header(data)
@@ -146,7 +188,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         structure = json.loads(meta[STRUCTURE_KEY])
     except (TypeError, ValueError) as exc:
         raise SerializationError(f"load: malformed structure description: {exc}") from None
-    return _decode(structure, arrays, map_location)
+    return _decode(structure, arrays, _LoadContext(map_location, weights_only))
 
 
 def _read_file(path) -> bytes:
@@ -224,9 +266,9 @@ def _read_tensors(data: bytes, header: dict) -> dict:
     return arrays
 
 
-def _decode(node, arrays: dict, map_location):
+def _decode(node, arrays: dict, ctx: _LoadContext):
     if isinstance(node, list):
-        return [_decode(v, arrays, map_location) for v in node]
+        return [_decode(v, arrays, ctx) for v in node]
     if not isinstance(node, dict):
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
@@ -244,8 +286,17 @@ def _decode(node, arrays: dict, map_location):
         if dtype.name != arrays[name].dtype.name:
             raise SerializationError(f"load: tensor {name!r} is described as {dtype.name} but "
                                      f"stored as {arrays[name].dtype.name}")
-        return _to_tensor(arrays[name], node.get("device"), map_location,
-                          bool(node.get("requires_grad", False)))
+        if name not in ctx.tensors:
+            t = _to_tensor(arrays[name], node.get("device"), ctx.map_location,
+                           bool(node.get("requires_grad", False)))
+            if node.get("cls") is not None:  # nn.Parameter and other Tensor subclasses
+                cls = ctx.resolve(node["cls"])
+                if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+                    raise SerializationError(f"load: tensor {name!r}: {node['cls']} is not a "
+                                             f"Tensor subclass")
+                t.__class__ = cls
+            ctx.tensors[name] = t
+        return ctx.tensors[name]
     if "__ndarray__" in node:
         name = node["__ndarray__"]
         if name not in arrays:
@@ -254,8 +305,7 @@ def _decode(node, arrays: dict, map_location):
         return arrays[name]
     if "__npscalar__" in node:
         try:
-            return np.dtype(node["dtype"]).type(_decode(node["__npscalar__"], arrays,
-                                                        map_location))
+            return np.dtype(node["dtype"]).type(_decode(node["__npscalar__"], arrays, ctx))
         except (TypeError, ValueError) as exc:
             raise SerializationError(f"load: bad NumPy scalar {node!r}: {exc}") from None
     if "__dtype__" in node:
@@ -266,21 +316,66 @@ def _decode(node, arrays: dict, map_location):
     if "__device__" in node:
         return Device(node["__device__"])
     if "__namespace__" in node:
-        return argparse.Namespace(**_decode(node["__namespace__"], arrays, map_location))
+        return argparse.Namespace(**_decode(node["__namespace__"], arrays, ctx))
     if "__float__" in node:
         value = node["__float__"]
         if value not in ("inf", "-inf", "nan"):
             raise SerializationError(f"load: bad float {value!r}")
         return float(value)
+    if "__object__" in node:
+        return _decode_object(node, arrays, ctx)
+    if "__ref__" in node:
+        if node["__ref__"] not in ctx.objects:
+            raise SerializationError(f"load: reference to unknown object {node['__ref__']!r}")
+        return ctx.objects[node["__ref__"]]
+    if "__global__" in node:
+        return ctx.resolve(node["__global__"])
+    if "__set__" in node:
+        items = [_decode(v, arrays, ctx) for v in node["__set__"]]
+        return frozenset(items) if node.get("frozen") else set(items)
     if "__tuple__" in node:
-        return tuple(_decode(v, arrays, map_location) for v in node["__tuple__"])
+        return tuple(_decode(v, arrays, ctx) for v in node["__tuple__"])
     if "__dict__" in node:
         items = node["__dict__"]
         if not isinstance(items, list) or not all(isinstance(i, list) and len(i) == 2
                                                   for i in items):
             raise SerializationError("load: malformed dict entry in the structure")
-        return {k: _decode(v, arrays, map_location) for k, v in items}
-    return {k: _decode(v, arrays, map_location) for k, v in node.items()}
+        return {(_decode(k, arrays, ctx) if isinstance(k, dict) else k): _decode(v, arrays, ctx)
+                for k, v in items}
+    return {k: _decode(v, arrays, ctx) for k, v in node.items()}
+
+
+def _decode_object(node, arrays: dict, ctx: _LoadContext):
+    cls = ctx.resolve(node["__object__"])
+    try:
+        obj = _objects.new_object(cls)
+    except (_objects.UnsafeGlobalError, TypeError) as exc:
+        raise SerializationError(f"load: cannot rebuild a {node['__object__']}: {exc}") from None
+    ctx.objects[node.get("id")] = obj
+    state = _decode(node.get("state"), arrays, ctx)
+    try:
+        _objects.set_state(obj, state)
+    except _objects.UnsafeGlobalError as exc:
+        raise SerializationError(f"load: {exc}") from None
+    return obj
+
+
+class _LoadContext:
+    """What one ``load`` call decodes with: placement, the ``weights_only`` rule, and the
+    objects and tensors already rebuilt (references to them resolve to the same ones)."""
+
+    def __init__(self, map_location, weights_only):
+        self.map_location, self.weights_only = map_location, weights_only
+        self.objects: dict = {}
+        self.tensors: dict = {}
+
+    def resolve(self, name):
+        try:
+            return _objects.resolve(name, self.weights_only)
+        except _objects.UnsafeGlobalError as exc:
+            raise SerializationError(f"load: Weights only load failed. {exc}"
+                                     if self.weights_only is not False else f"load: {exc}") \
+                from None
 
 
 def _target_device(saved, map_location):

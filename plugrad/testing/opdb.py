@@ -1513,6 +1513,7 @@ from plugrad.testing._opdb_layers import NOT_OPS_LAYERS  # noqa: E402 - issue 15
 NOT_OPS.update(NOT_OPS_LAYERS)
 
 from plugrad.testing._opdb_tensor import NOT_OPS_TENSOR  # noqa: E402 - as above
+from plugrad.testing import _opdb_programs  # noqa: E402,F401 - spellings programs use
 
 NOT_OPS.update(NOT_OPS_TENSOR)
 

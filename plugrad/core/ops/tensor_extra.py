@@ -4,3 +4,4 @@ from plugrad.core.ops import scans  # noqa: F401
 from plugrad.core.ops import arrange  # noqa: F401
 from plugrad.core.ops import products  # noqa: F401
 from plugrad.core.ops import scatter_ops  # noqa: F401
+from plugrad.core.ops import compat  # noqa: F401 - spellings real programs use (issue 14)

@@ -46,3 +46,10 @@ __all__ += ["CELU", "GLU", "PReLU", "RReLU", "SELU", "Hardshrink", "Hardsigmoid"
             "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
             "LocalResponseNorm", "RMSNorm"]
 __all__ += list(_spatial_all)
+
+# PyTorch's submodule paths as attributes, as after PyTorch's own ``import torch.nn``:
+# programs name classes by them (``torch.nn.modules.dropout.Dropout`` in a safe_globals list)
+from plugrad.nn.modules import (activation, batchnorm, container, conv, distance,  # noqa: E402,F401
+                                dropout, flatten, fold, instancenorm, linear, loss, module,
+                                normalization, padding, pixelshuffle, pooling, rnn, sparse,
+                                transformer, upsampling, utils)

@@ -90,3 +90,6 @@ class Conv2d(_ConvNd):
     def forward(self, x):
         return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
+
+# PyTorch keeps the transposed convolutions in this module too (torch.nn.modules.conv.X)
+from plugrad.nn.modules.conv_transpose import ConvTranspose1d, ConvTranspose2d  # noqa: E402,F401

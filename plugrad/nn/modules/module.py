@@ -397,6 +397,9 @@ class Module:
     def half(self) -> Module:
         return self._apply(lambda t: t.half() if t.dtype.is_floating_point else t)
 
+    def bfloat16(self) -> Module:
+        return self._apply(lambda t: t.bfloat16() if t.dtype.is_floating_point else t)
+
     # ------------------------------------------------------------------ state dict
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         """Parameters and persistent buffers by dotted name, detached unless ``keep_vars``."""
