@@ -46,7 +46,7 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", "random",
                     "version", "multiprocessing", "special", "capture", "onnx",
-                    "accelerator"}
+                    "accelerator", "jit"}
 
 
 def __getattr__(name):

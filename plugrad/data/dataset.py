@@ -75,6 +75,47 @@ class ConcatDataset(Dataset):
         return self.datasets[which][index - start]
 
 
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other (``ConcatDataset``'s iterable sibling)."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self.datasets)
+
+
+class StackDataset(Dataset):
+    """Samples of several same-length datasets side by side: a tuple (positional) or a dict
+    (keywords) per index."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        self.datasets = args or kwargs
+        parts = list(args) if args else list(kwargs.values())
+        if not parts:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
+
+
 class Subset(Dataset):
     """The samples of ``dataset`` at ``indices``, in that order."""
 

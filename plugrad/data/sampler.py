@@ -97,6 +97,33 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights`` (with or
+    without replacement): the usual remedy for an imbalanced dataset."""
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        w = plugrad.as_tensor(weights, dtype=plugrad.float64, device="cpu")
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(w.shape)}")
+        self.weights, self.num_samples = w, num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self):
+        draws = plugrad.multinomial(self.weights, self.num_samples, self.replacement,
+                                    generator=self.generator)
+        return iter(draws.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
 class BatchSampler(Sampler):
     """Groups another sampler's indices into lists of ``batch_size``."""
 

@@ -10,5 +10,7 @@ from plugrad.nn.losses import __all__ as _losses_all
 from plugrad.nn.modules import __all__ as _modules_all
 from plugrad.nn.modules.module import RemovableHandle  # noqa: F401
 from plugrad.nn.parameter import Buffer, Parameter
+from plugrad.nn.parallel import DataParallel  # noqa: E402 - torch.nn.DataParallel
 
-__all__ = list(_modules_all) + list(_losses_all) + ["Parameter", "Buffer", "functional", "init", "utils"]
+__all__ = list(_modules_all) + list(_losses_all) + ["Parameter", "Buffer", "functional", "init", "utils",
+                                                      "DataParallel"]

@@ -16,4 +16,4 @@ for _name in ("_utils", "_utils.collate", "_utils.worker", "dataloader", "datase
     sys.modules[f"{__name__}.data.{_name}"] = sys.modules[f"plugrad.data.{_name}"]
 del _name
 
-from plugrad.utils import backend, dlpack  # noqa: E402,F401 - torch.utils.dlpack; backend arrays
+from plugrad.utils import backend, checkpoint, dlpack  # noqa: E402,F401 - torch.utils.dlpack; backend arrays
