@@ -1,0 +1,246 @@
+"""Divergences from PyTorch that the differential suite found and that are not fixed yet.
+
+Each entry says which divergences it accepts (op, ``kind/what`` of the divergence, value
+family, dtype, calling form, and a glob on the detail), what torch and plugrad do, and why
+it is not fixed yet; ``example`` is a case that diverges today. ``test_known_still_diverge``
+runs every example: an entry whose example stops diverging fails, so the table only shrinks.
+"""
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+
+from .harness import Case
+
+
+@dataclasses.dataclass(frozen=True)
+class Known:
+    ops: tuple        # globs on the op-database name
+    match: str        # glob on "kind/what" (kind: wrong, error, accepted)
+    torch: str
+    plugrad: str
+    why: str
+    example: Case | None = None
+    family: str = "*"
+    dtype: str = "*"
+    form: str = "*"
+    device: str = "*"
+    order: str = "*"   # glob on the gradient order (0, 1, 2)
+    detail: str = "*"  # glob on the divergence's text (sample name, input, message)
+
+    def matches(self, op, case, form, div) -> bool:
+        return any(fnmatch.fnmatchcase(op, p) for p in self.ops) and all(
+            fnmatch.fnmatchcase(v, p) for v, p in (
+                (f"{div.kind}/{div.what}", self.match), (case.family, self.family),
+                (case.dtype, self.dtype), (form, self.form), (case.device, self.device),
+                (str(case.order), self.order), (div.detail, self.detail)))
+
+
+KNOWN: list[Known] = [
+    # ------------------------------------------------------------ views (the lead's work)
+    Known(("*",), "*", form="inplace_view", device="ref",
+          torch="an in-place op on base[1] writes through to base",
+          plugrad="on ref the view is a copy: base is unchanged",
+          why="issue 16 item 1 (views share storage on every backend): the lead is "
+              "rewriting in-place ops on views (core/ops/inplace.py, slicing.py)",
+          example=Case('log', 'ref', 'float32', sample=10, family='extreme', seed=13238,
+                       form='inplace_view')),
+    Known(("*",), "*", form="inplace_view", order="[12]",
+          torch="an in-place op on a view of a graph tensor rewrites the base's history "
+                "(CopySlices): values and gradients see it",
+          plugrad="the base keeps its old values and gradient",
+          why="issue 16 item 1 / report #1: the lead's in-place-on-views work",
+          example=Case('tanh', 'cpu', 'float64', sample=14, family='extreme', seed=1048576,
+                       form='inplace_view', order=1)),
+    # ------------------------------------------------------------ gradients' requires_grad
+    Known(("relu", "remainder", "log_softmax", "nn.functional.relu", "nn.functional.relu6",
+           "nn.functional.hardtanh", "nn.functional.leaky_relu", "nn.functional.max_pool2d",
+           "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool2d",
+           "nn.functional.nll_loss", "nn.functional.conv1d", "nn.functional.conv2d",
+           "nn.functional.batch_norm"), "wrong/grad-requires_grad", order="2",
+          torch="a first-order gradient taken with create_graph=True requires grad even "
+                "where it is locally constant (relu's mask, pooling's scatter, conv's bias)",
+          plugrad="such a gradient does not require grad, so differentiating it again "
+                  "raises instead of giving zeros",
+          why="issue 16 item 2 (None vs zero vs requires_grad as PyTorch gives them): each "
+              "op's backward rule must record its constant parts; not local to one op",
+          example=Case('relu', 'cpu', 'float64', sample=1, family='ties', seed=1363,
+                       form='method', order=2)),
+    Known(("norm",), "wrong/requires_grad", order="[12]",
+          torch="norm's result requires grad for every p (p=0 included)",
+          plugrad="norm with p=0 (ties family: many zeros) returns a result that does not",
+          why="report #16, fixed by the report entries' helper",
+          example=Case('norm', 'cpu', 'float64', sample=2, seed=53, form='method', order=1)),
+    # ------------------------------------------------------------ dtypes torch rejects
+    Known(("abs", "floor", "ceil", "round", "trunc", "argmax", "argmin", "topk", "addcmul",
+           "addcdiv", "matmul", "mm", "bmm", "mv", "dot", "addmm", "baddbmm", "einsum",
+           "square"), "accepted/raise", dtype="bool",
+          torch="raises: these kernels are not implemented for bool (abs_cpu, argmax(): "
+                "does not support bool input, addmm_impl_cpu_ ...)",
+          plugrad="computes a result",
+          why="the op database declares these for every dtype; narrowing them changes "
+              "each op's dtype check and its opdb entry (being reworked by the ops "
+              "helpers adding linalg/math ops this round)",
+          example=Case('abs', 'cpu', 'bool')),
+    Known(("softmax", "log_softmax", "nn.functional.softmax", "nn.functional.log_softmax",
+           "lerp", "addcdiv"), "accepted/raise", dtype="*int*",
+          torch="raises for integer inputs (softmax_lastdim_kernel_impl, lerp_kernel_scalar "
+                "not implemented; integer division with addcdiv is no longer supported)",
+          plugrad="promotes to float and computes",
+          why="report #35 family (inputs torch rejects), with the report entries' helper",
+          example=Case('softmax', 'cpu', 'int32', sample=2, family='zeros', seed=82274)),
+    Known(("softmax", "log_softmax", "nn.functional.softmax", "nn.functional.log_softmax",
+           "addcdiv"), "accepted/raise", dtype="[bu]*",
+          torch="raises for bool / uint8 inputs", plugrad="promotes and computes",
+          why="as the integer entry above",
+          example=Case('softmax', 'cpu', 'bool')),
+    Known(("softmax", "log_softmax"), "wrong/dtype", detail="*zero-size*",
+          torch="an empty integer/bool input returns an empty tensor of its dtype",
+          plugrad="returns float32", why="moot once integers are rejected (entry above)",
+          example=Case('softmax', 'cpu', 'int32', sample=10, family='special', seed=1276)),
+    Known(("addcdiv",), "accepted/raise", detail="*Integer division with addcdiv*",
+          torch="integer tensor1 and tensor2 (a mixed-dtype case): no longer supported",
+          plugrad="divides", why="as the integer entry above",
+          example=Case('addcdiv', 'cpu', 'float64', sample=5, family='zeros', seed=159,
+                       form='inplace', shapes=((1, 3, 1), (3, 1), (1, 1, 1)), dtype2='int32')),
+    Known(("nn.functional.hardtanh",), "accepted/raise", dtype="uint8",
+          torch="cannot do hardtanh on an unsigned type with negative limits",
+          plugrad="clamps", why="rare; with the integer hardtanh entry below",
+          example=Case('nn.functional.hardtanh', 'cpu', 'uint8', sample=1, family='zeros',
+                       seed=2893)),
+    Known(("flip",), "accepted/raise", form="fn",
+          torch="torch.flip(x, 0) raises: dims must be a tuple (Tensor.flip(0) is fine)",
+          plugrad="accepts an int dims", why="harmless extension the op database's own "
+          "samples rely on; rejecting it needs the samples changed with it",
+          example=Case('flip', 'cpu', 'bool')),
+    Known(("logical_and", "logical_or", "logical_xor"), "accepted/raise",
+          detail="*tensor-scalar*", torch="a Python scalar `other` is a TypeError",
+          plugrad="accepts it", why="harmless extension the op database's own samples use",
+          example=Case('logical_and', 'cpu', 'int64', sample=7, seed=36740, form='method')),
+    Known(("nn.functional.binary_cross_entropy",), "accepted/raise",
+          torch="all elements of target should be between 0 and 1 (nan / -0.0 ... inputs)",
+          plugrad="computes a value", why="report #35 family; needs a check of the "
+          "target's range (one pass over it) in the loss",
+          example=Case('nn.functional.binary_cross_entropy', 'cpu', 'float64', family='zeros',
+                       seed=18008)),
+    # ------------------------------------------------------------ dtypes torch accepts
+    Known(("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"), "error/raise",
+          torch="integer bitwise ops", plugrad="only bool tensors are supported",
+          why="report #23, with the report entries' helper",
+          example=Case('bitwise_and', 'cpu', 'int32', sample=4, seed=164, form='method',
+                       shapes=((), (1,), ()))),
+    Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
+           "nn.functional.max_pool2d", "nn.functional.l1_loss"), "error/raise",
+          dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
+          plugrad="expected a floating point input",
+          why="integer conv/linear kernels are not in the backend contract; adding "
+              "required primitives is not allowed this round",
+          example=Case('nn.functional.linear', 'cpu', 'int32', sample=5, family='special',
+                       seed=91780)),
+    Known(("floor_divide", "pow", "fmod", "remainder", "clamp", "cumprod"), "error/raise",
+          torch="bool operands, integer tensors raised to negative tensor exponents, "
+                "out-of-range scalars for uint8, cumprod_ of an empty bool tensor: computed",
+          plugrad="raises (DTypeError, OverflowError)",
+          why="reports #26 (bool arithmetic) and #34 (integer scalars out of range), with "
+              "the report entries' helper",
+          example=Case('floor_divide', 'cpu', 'float32', sample=13, family='ties', seed=175,
+                       form='method', shapes=((3, 1), (1, 1, 1), ()), dtype2='bool')),
+    # ------------------------------------------------------------ dtypes of results
+    Known(("square",), "wrong/dtype", dtype="bool", torch="int64", plugrad="bool",
+          why="report #20, with the report entries' helper",
+          example=Case('square', 'cpu', 'bool')),
+    Known(("square",), "accepted/raise", dtype="bool", form="inplace",
+          torch="square_ of bool: result type Long can't be cast to Bool",
+          plugrad="computes in bool", why="report #20 (entry above)",
+          example=Case('square', 'cpu', 'bool', sample=15, seed=479173, form='inplace',
+                       shapes=((1, 1, 1), (1, 1, 3), ()), dtype2='float64')),
+    Known(("any", "all"), "wrong/dtype", dtype="uint8", torch="uint8", plugrad="bool",
+          why="report #18, with the report entries' helper",
+          example=Case('any', 'cpu', 'uint8', sample=11, family='extreme', seed=103598,
+                       form='method')),
+    Known(("addmm", "baddbmm", "addcmul"), "wrong/dtype", dtype="*int*",
+          torch="integer inputs with float alpha/beta/value stay integer",
+          plugrad="promotes to float32", why="the scalars' promotion lives in the linalg "
+          "ops being reworked this round",
+          example=Case('addmm', 'cpu', 'int64', sample=11, family='extreme', seed=59659)),
+    Known(("nn.functional.hardtanh", "nn.functional.relu6"), "wrong/value", dtype="*int*",
+          torch="integer inputs give integer results",
+          plugrad="float results (detail: the values agree)",
+          why="F.hardtanh/relu6 clamp with float bounds; found by this suite, small fix "
+              "in nn/functional.py pending",
+          example=Case('nn.functional.hardtanh', 'cpu', 'int32')),
+    # ------------------------------------------------------------ special values, kinks
+    Known(("addmm", "bmm", "matmul", "mm", "einsum", "baddbmm", "nn.functional.linear",
+           "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
+           "nn.functional.scaled_dot_product_attention"), "wrong/*", family="[es]*",
+          torch="sums of overflowing products: inf or nan by its accumulation order",
+          plugrad="the other of inf / nan (or a finite value where torch overflows)",
+          why="which of inf/nan an overflowing dot product gives depends on the summation "
+              "order (torch's own CPU and CUDA differ); not a bug to fix, an edge to own",
+          example=Case('addmm', 'cpu', 'int64', sample=11, family='extreme', seed=59659)),
+    Known(("nn.functional.scaled_dot_product_attention",), "wrong/value", family="special",
+          torch="rows with -inf / nan scores: 0 or nan as torch 2.13's softmax gives",
+          plugrad="nan", why="report #7 (fully masked rows), with the report entries' helper",
+          example=Case('nn.functional.scaled_dot_product_attention', 'cpu', 'float64',
+                       sample=4, family='special', seed=60)),
+    Known(("var", "var_mean", "std", "std_mean", "norm", "nn.functional.adaptive_avg_pool2d",
+           "nn.functional.avg_pool2d", "nn.functional.layer_norm", "nn.functional.batch_norm",
+           "nn.functional.normalize", "nn.functional.gelu", "nn.functional.huber_loss"),
+          "wrong/*", family="[es]*",
+          torch="values near the dtype's maximum: results computed without intermediate "
+                "overflow (scaled sums, float32 accumulation for float16)",
+          plugrad="an intermediate overflows: inf or nan where torch is finite (or the "
+                  "reverse)",
+          why="report #8/#11 family (special-value conventions): each op's formula needs "
+              "rescaling; edge, ranked after the plain-input bugs",
+          example=Case('var_mean', 'cpu', 'float32', sample=8, family='extreme', seed=1941)),
+    Known(("nn.functional.kl_div", "nn.functional.logsigmoid", "nn.functional.l1_loss",
+           "nn.functional.smooth_l1_loss", "nn.functional.huber_loss",
+           "nn.functional.normalize", "nn.functional.layer_norm", "nn.functional.batch_norm",
+           "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
+           "nn.functional.gelu", "nn.functional.bilinear", "prod", "cumprod", "rsqrt", "erf",
+           "norm", "std_mean", "var_mean", "lerp", "addcdiv"),
+          "wrong/*", family="[sez]*",
+          torch="nan / inf / ±0 / subnormal inputs: torch's conventions (xlogy at 0, the "
+                "sign of the subgradient at a kink, prod's gradient with zeros, nan passed "
+                "through)",
+          plugrad="a different special value or a finite value",
+          why="report #8/#13/#14 family (special values and kinks), being settled op by "
+              "op with the report entries' helper; each needs a convention decision",
+          example=Case('nn.functional.kl_div', 'cpu', 'float64', sample=2, family='zeros',
+                       seed=180)),
+    Known(("prod", "cumprod", "norm"), "wrong/grad*", family="ties", order="[12]",
+          torch="gradients at zero values (the ties family has many): prod's with zero "
+                "factors, norm's subgradient 0 at a zero vector",
+          plugrad="divides by the zero: nan or a wrong finite value",
+          why="report #13 family (gradients at a zero base): each rule needs the "
+              "zero-safe form; with the report entries' helper",
+          example=Case('norm', 'cpu', 'float64', sample=8, family='ties', seed=38775,
+                       form='method', order=1)),
+    Known(("nn.functional.kl_div",), "wrong/*", family="ties",
+          torch="a negative target gives nan (log of a negative number)",
+          plugrad="a finite value (negative targets treated as zero)",
+          why="found by this suite; the loss's zero-target rule is also applied to "
+              "negative targets",
+          example=Case('nn.functional.kl_div', 'cpu', 'float64', sample=8, family='ties',
+                       seed=33354)),
+    Known(("nn.functional.relu", "relu", "nn.functional.relu6", "nn.functional.hardtanh",
+           "clamp_max", "clamp_min", "maximum", "minimum",
+           "nn.functional.normalize", "nn.functional.softsign", "isclose"), "wrong/value",
+          family="[sez]*",
+          torch="the sign of a zero result (relu(-0.0) is -0.0; maximum(0, -0.0)), uint8 "
+                "softsign wrapping to inf, isclose of int32 extremes",
+          plugrad="the other sign / the promoted value",
+          why="zero-sign and wraparound conventions: edge, listed for a decision",
+          example=Case('nn.functional.relu', 'cpu', 'float64', sample=14, family='zeros',
+                       seed=3493)),
+    Known(("nn.functional.binary_cross_entropy_with_logits",), "wrong/grad2", family="ties",
+          torch="second derivative at a kink of the tied inputs",
+          plugrad="a different subgradient", why="report #14 family (kinks)",
+          example=Case('nn.functional.binary_cross_entropy_with_logits', 'ref', 'float64',
+                       sample=8, family='ties', seed=147596, order=2)),
+]
+
+
+def known_for(op, case, form, div):
+    return next((k for k in KNOWN if k.matches(op, case, form, div)), None)
