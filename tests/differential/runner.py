@@ -91,7 +91,11 @@ def compare_outputs(t_out, p_out, exact, where, what="value") -> list:
                                   f"{what}-requires_grad", f"{w}: torch {t.requires_grad} "
                                   f"vs plugrad {p.requires_grad}"))
         tol = GRAD_TOL if what.startswith("grad") else TOL.get(_dtype_name(t), (0, 0))
-        out += compare_values(host(t), host(p), tol, exact, what, w)
+        a, b = host(t), host(p)
+        if b.dtype != a.dtype:  # the tensor says one dtype, its backend array holds another
+            out.append(Divergence("wrong", "storage-dtype", f"{w}: a {_dtype_name(p)} "
+                                  f"tensor whose array is {b.dtype}"))
+        out += compare_values(a, b, tol, exact, what, w)
     return out
 
 

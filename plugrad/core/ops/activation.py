@@ -166,6 +166,8 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(x, min_val, max_val)`` with hardtanh's gradient at the bounds."""
     if x.dtype is _dt.bool_:
         raise DTypeError("hardtanh: Boolean inputs not supported for hardtanh")
+    if not x.dtype.is_floating_point:  # PyTorch truncates the bounds to the integer dtype
+        min_val, max_val = int(min_val), int(max_val)
     k = x._k
     d = x._data
     out = k.minimum(k.maximum(d, min_val), max_val)

@@ -1,0 +1,33 @@
+"""Regression cases for divergences the differential suite found and that were fixed: each
+compares plugrad with torch directly, on every built-in device."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.nn.functional as F
+
+torch = pytest.importorskip("torch", reason="these cases compare with PyTorch, which is "
+                            "not installed")
+
+
+def host(t):
+    return np.asarray(t.detach().cpu().numpy())
+
+
+@pytest.mark.parametrize("name, args", [("hardtanh", (-1.7, 2.9)), ("hardtanh", ()),
+                                        ("relu6", ())])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_hardtanh_stays_integer(device, name, args, dtype):
+    """F.hardtanh/relu6 of an integer tensor: integer values (bounds truncated), and the
+    backend array holds the tensor's own dtype (it held float64 under an int32 tensor)."""
+    values = [7, 3, -2, 0, 1, -5]
+    got = getattr(F, name)(plugrad.tensor(values, dtype=getattr(plugrad, dtype),
+                                          device=device), *args)
+    want = getattr(torch.nn.functional, name)(torch.tensor(values, dtype=getattr(torch, dtype)),
+                                              *args)
+    assert got.dtype.name == dtype and host(got).dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(host(got), want.numpy())
