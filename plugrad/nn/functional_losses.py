@@ -223,9 +223,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     if log_target:
         loss = t.exp() * (t - x)
     else:
-        positive = t > 0
-        safe = plugrad.where(positive, t, 1.0)
-        loss = plugrad.where(positive, t * safe.log(), 0.0) - t * x
+        zero = t == 0  # only an exact zero gives 0: a negative or NaN target gives NaN
+        safe = plugrad.where(zero, 1.0, t)
+        loss = plugrad.where(zero, 0.0, t * safe.log()) - t * x
     if reduction == "batchmean":
         return loss.sum() / (x.shape[0] if x.ndim else 1)
     return reduce_loss(loss, reduction)

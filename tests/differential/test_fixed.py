@@ -31,3 +31,13 @@ def test_integer_hardtanh_stays_integer(device, name, args, dtype):
                                               *args)
     assert got.dtype.name == dtype and host(got).dtype == np.dtype(dtype)
     np.testing.assert_array_equal(host(got), want.numpy())
+
+
+def test_kl_div_negative_and_nan_targets_give_nan(device):
+    """Only an exact zero target contributes 0 (xlogy); a negative or NaN target is NaN."""
+    x, t = [0.3, 0.2, 0.1, 0.4], [0.0, -1.0, 0.5, math.nan]
+    got = F.kl_div(plugrad.tensor(x, dtype=plugrad.float64, device=device),
+                   plugrad.tensor(t, dtype=plugrad.float64, device=device), reduction="none")
+    want = torch.nn.functional.kl_div(torch.tensor(x, dtype=torch.float64),
+                                      torch.tensor(t, dtype=torch.float64), reduction="none")
+    np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-12, equal_nan=True)
