@@ -41,3 +41,15 @@ def test_kl_div_negative_and_nan_targets_give_nan(device):
     want = torch.nn.functional.kl_div(torch.tensor(x, dtype=torch.float64),
                                       torch.tensor(t, dtype=torch.float64), reduction="none")
     np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["fmod", "remainder", "floor_divide"])
+def test_integer_division_of_empty_broadcasts(device, name):
+    """An empty integer divisor of any shape (not only (0,)) needs no zero check: it
+    crashed in NumPy's max of an empty array."""
+    a = plugrad.zeros(0, dtype=plugrad.int32, device=device)
+    b = plugrad.zeros(1, 0, 1, dtype=plugrad.int32, device=device)
+    want = getattr(torch, name)(torch.zeros(0, dtype=torch.int32),
+                                torch.zeros(1, 0, 1, dtype=torch.int32))
+    got = getattr(plugrad, name)(a, b)
+    assert tuple(got.shape) == tuple(want.shape) and got.dtype.name == "int32"

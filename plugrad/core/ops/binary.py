@@ -177,8 +177,8 @@ def _check_int_division(name, k, dt, bd):
         if isinstance(bd, _SCALARS):
             zero = bd == 0
         else:
-            zero = bool(k.to_numpy(k.max(k.eq(bd, 0), None, False)).item()) if bd.shape != (0,) \
-                else False
+            zero = 0 not in tuple(bd.shape) and \
+                bool(k.to_numpy(k.max(k.eq(bd, 0), None, False)).item())  # any empty shape
         if zero:
             raise ZeroDivisionError(f"{name}: integer division by zero")
 
