@@ -362,7 +362,8 @@ _UNARY = [
     ("round", (-3, 3, False), True), ("trunc", (-3, 3, False), True),
     ("square", (-2, 2, False), True),
 ]
-_UNARY_DTYPES = {"neg": NUMS, "relu": NUMS}  # relu of bool is an error, as in PyTorch
+_UNARY_DTYPES = {"neg": NUMS, "relu": NUMS,  # of bool: an error, as in PyTorch
+                 "abs": NUMS, "floor": NUMS, "ceil": NUMS, "round": NUMS, "trunc": NUMS}
 _UNARY_XFAILS = {
 }
 for _name, (_lo, _hi, _nz), _has_inplace in _UNARY:
@@ -488,8 +489,8 @@ _add(
        dtypes=ALL),
     _P("amin", sample_inputs=s_reduce_multi(nonempty=True), differentiable=True,
        dtypes=ALL),
-    _P("argmax", sample_inputs=s_reduce(nonempty=True), dtypes=ALL),
-    _P("argmin", sample_inputs=s_reduce(nonempty=True), dtypes=ALL),
+    _P("argmax", sample_inputs=s_reduce(nonempty=True), dtypes=NUMS),  # bool: an error
+    _P("argmin", sample_inputs=s_reduce(nonempty=True), dtypes=NUMS),
     _P("all", sample_inputs=s_reduce(), dtypes=ALL),
     _P("any", sample_inputs=s_reduce(), dtypes=ALL),
     _P("count_nonzero", sample_inputs=s_reduce(keepdim=False),
@@ -552,7 +553,7 @@ def s_einsum(make, dtype):
     yield S(("i,j->ij", make(3), make(2)), name="outer", method=False)
 
 
-_LINALG_DTYPES = ALL
+_LINALG_DTYPES = NUMS  # PyTorch has no bool products
 _add(
     _P("matmul", sample_inputs=s_matmul, differentiable=True, dtypes=_LINALG_DTYPES),
     _P("mm", sample_inputs=s_pair(((2, 3), (3, 4)), ((2, 3), (3, 2), "T"), ((0, 2), (2, 3))),
@@ -561,9 +562,9 @@ _add(
        differentiable=True, dtypes=_LINALG_DTYPES),
     _P("mv", sample_inputs=s_pair(((2, 3), (3,)), ((0, 3), (3,))), differentiable=True, dtypes=_LINALG_DTYPES),
     _P("dot", sample_inputs=s_pair(((3,), (3,)), ((0,), (0,))), differentiable=True, dtypes=_LINALG_DTYPES),
-    _P("outer", sample_inputs=s_pair(((3,), (2,)), ((0,), (2,))), differentiable=True, dtypes=_LINALG_DTYPES),
-    _P("addmm", sample_inputs=s_addmm, differentiable=True, dtypes=ALL),
-    _P("baddbmm", sample_inputs=s_baddbmm, differentiable=True, dtypes=ALL),
+    _P("outer", sample_inputs=s_pair(((3,), (2,)), ((0,), (2,))), differentiable=True, dtypes=ALL),
+    _P("addmm", sample_inputs=s_addmm, differentiable=True, dtypes=NUMS),
+    _P("baddbmm", sample_inputs=s_baddbmm, differentiable=True, dtypes=NUMS),
     _P("einsum", sample_inputs=s_einsum, differentiable=True, dtypes=ALL),
 )
 
@@ -818,7 +819,7 @@ _add(
     _P("argwhere", sample_inputs=s_nonzero, dtypes=ALL),
     _P("sort", sample_inputs=s_sort, differentiable=True, dtypes=ALL),
     _P("argsort", sample_inputs=s_sort, dtypes=ALL),
-    _P("topk", sample_inputs=s_topk, differentiable=True, dtypes=ALL),
+    _P("topk", sample_inputs=s_topk, differentiable=True, dtypes=NUMS),  # bool: an error
     _P("msort", sample_inputs=s_unary(), differentiable=True, dtypes=ALL),
     _P("slice_scatter", sample_inputs=s_slice_scatter, differentiable=True, dtypes=ALL),
 )

@@ -53,3 +53,37 @@ def test_integer_division_of_empty_broadcasts(device, name):
                                 torch.zeros(1, 0, 1, dtype=torch.int32))
     got = getattr(plugrad, name)(a, b)
     assert tuple(got.shape) == tuple(want.shape) and got.dtype.name == "int32"
+
+
+_BOOL_REJECTED = {
+    "abs": lambda lib, b: lib.abs(b), "floor": lambda lib, b: lib.floor(b),
+    "ceil": lambda lib, b: lib.ceil(b), "round": lambda lib, b: lib.round(b),
+    "trunc": lambda lib, b: lib.trunc(b), "abs_": lambda lib, b: b.clone().abs_(),
+    "argmax": lambda lib, b: lib.argmax(b), "argmin": lambda lib, b: lib.argmin(b, 1),
+    "topk": lambda lib, b: lib.topk(b, 1), "matmul": lambda lib, b: lib.matmul(b, b),
+    "mm": lambda lib, b: lib.mm(b, b), "mv": lambda lib, b: lib.mv(b, b[0]),
+    "dot": lambda lib, b: lib.dot(b[0], b[1]), "bmm": lambda lib, b: lib.bmm(b[None], b[None]),
+    "addmm": lambda lib, b: lib.addmm(b, b, b), "addcmul": lambda lib, b: lib.addcmul(b, b, b),
+    "addcdiv": lambda lib, b: lib.addcdiv(b, b, b),
+    "addcdiv of ints": lambda lib, b: lib.addcdiv(b.float(), b.long(), b.long()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BOOL_REJECTED))
+def test_bool_inputs_torch_rejects_are_rejected(device, name):
+    """PyTorch has no kernel of these for bool (or, addcdiv, integer) operands; plugrad
+    computed a result. Both must raise now (the message names the op)."""
+    values = [[True, False], [False, True]]
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        _BOOL_REJECTED[name](torch, torch.tensor(values))
+    with pytest.raises(TypeError, match=name.split()[0].rstrip("_")):
+        _BOOL_REJECTED[name](plugrad, plugrad.tensor(values, device=device))
+
+
+def test_bool_products_that_torch_allows_still_work(device):
+    """Only products of bool raise: outer (a broadcast multiply) and sign keep working."""
+    b = plugrad.tensor([True, False], device=device)
+    np.testing.assert_array_equal(host(plugrad.outer(b, b)),
+                                  torch.outer(torch.tensor([True, False]),
+                                              torch.tensor([True, False])).numpy())
+    np.testing.assert_array_equal(host(plugrad.sign(b)), [True, False])

@@ -10,7 +10,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.grad_ops import expand_back
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import OpError
+from plugrad.core.errors import DTypeError, OpError
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops import shape as _shape
 from plugrad.core.ops._dims import filled, kept_shape, normalize_dims, reduced_shape
@@ -148,6 +148,8 @@ def amin(x, dim=(), keepdim=False):
 
 
 def _arg(name, x, dim, keepdim):
+    if x.dtype is _dt.bool_:
+        raise DTypeError(f"{name}(): does not support bool input (as in PyTorch)")
     k = x._k
     if dim is None:
         _check_nonempty(name, x, None)

@@ -55,6 +55,9 @@ def _check(name, a, b):
                         f"{type(b).__name__}")
     if a.device is not b.device:
         check_device(name, a, b)
+    if a.dtype.name == "bool" or b.dtype.name == "bool":
+        raise DTypeError(f"{name}: not implemented for 'Bool' tensors (as in PyTorch; "
+                         "convert with .long() or .float() first)")
     if a.dtype is not b.dtype:
         raise DTypeError(f"{name}: expected both operands to have the same dtype, but got "
                          f"{a.dtype.name}{shape_str(a.shape)} and {b.dtype.name}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
+from plugrad.core.errors import DTypeError
 from plugrad.core.ops._dims import filled
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.extrema import values_indices
@@ -40,6 +41,8 @@ def msort(x):
 @op("topk", method="topk")
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) entries along ``dim`` and their indices."""
+    if x.dtype is _dt.bool_:
+        raise DTypeError("topk: does not support bool tensors (as PyTorch on CPU)")
     axis = _wrap_dim(dim, x.ndim, "topk")
     n = x.shape[axis] if x.ndim else 1
     if not 0 <= k <= n:

@@ -91,8 +91,24 @@ def neg(x):
     return _neg(x)
 
 
-abs = unary("abs", grad=lambda F, g, x: F.mul(g, F.sign(x)), float_only=False,
-            torch="abs absolute", method="abs absolute", dunder="__abs__")
+def _no_bool(name, x):
+    """PyTorch has no kernel of these ops for bool tensors (``"abs_cpu" not implemented
+    for 'Bool'``): neither have we, rather than a result PyTorch programs never see."""
+    if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+        raise DTypeError(f"{name}: not implemented for 'Bool' tensors (as in PyTorch; "
+                         "convert with .long() or .float() first)")
+
+
+_abs = unary("abs", grad=lambda F, g, x: F.mul(g, F.sign(x)), float_only=False,
+             declare=False)
+
+
+@op("abs absolute", method="abs absolute", inplace="abs_", dunder="__abs__")
+def abs(x):
+    _no_bool("abs", x)
+    return _abs(x)
+
+
 exp = unary("exp", grad=lambda F, g, y: F.mul(g, y), saves="output")
 log = unary("log", grad=lambda F, g, x: F.div(g, x))
 sqrt = unary("sqrt", grad=lambda F, g, y: F.div(g, F.mul(y, 2.0)), saves="output")
@@ -128,16 +144,19 @@ def sign(x):
 @op("floor", method="floor", inplace="floor_")
 def floor(x):
     """Rounding leaves integer tensors as they are."""
+    _no_bool("floor", x)
     return _floor(x) if x.dtype.is_floating_point else x.clone()
 
 
 @op("ceil", method="ceil", inplace="ceil_")
 def ceil(x):
+    _no_bool("ceil", x)
     return _ceil(x) if x.dtype.is_floating_point else x.clone()
 
 
 @op("round", method="round", inplace="round_")
 def round(x, *, decimals: int = 0):
+    _no_bool("round", x)
     if not x.dtype.is_floating_point:
         return x.clone()
     if decimals:
@@ -155,6 +174,7 @@ class TruncBackward0(Node):
 @op("trunc fix", method="trunc fix", inplace="trunc_ fix_")
 def trunc(x):
     """Round toward zero (integer tensors stay as they are)."""
+    _no_bool("trunc", x)
     if not x.dtype.is_floating_point:
         return x.clone()
     k, d = x._k, x._data
