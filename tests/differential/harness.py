@@ -133,7 +133,26 @@ def torch_op(info):
         return resolve(torch, name)
     if info.name.endswith("_"):  # the opdb's ``_fresh`` in-place entries: on a copy
         return lambda x, *a, **k: getattr(x.clone(), info.name)(*a, **k)
-    return info.op  # the entry's own lambda, written with Tensor methods
+    return retarget(info.op)  # the entry's own program (sign fixing ...), run on torch
+
+
+def retarget(fn):
+    """``fn`` (an op database lambda) with the plugrad modules it names, and its module's
+    helpers, bound to torch's: the same program for both libraries."""
+    import types
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    swap = {id(plugrad): torch, id(plugrad.linalg): torch.linalg,
+            id(plugrad.nn.functional): torch.nn.functional, id(plugrad.nn): torch.nn}
+    g = dict(fn.__globals__)
+    for key, value in fn.__globals__.items():
+        if id(value) in swap:
+            g[key] = swap[id(value)]
+    for key, value in fn.__globals__.items():
+        if isinstance(value, types.FunctionType) and value.__module__ == fn.__module__:
+            g[key] = types.FunctionType(value.__code__, g, value.__name__, value.__defaults__,
+                                        value.__closure__)
+    return types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def tdtype(name):

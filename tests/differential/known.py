@@ -223,6 +223,27 @@ KNOWN: list[Known] = [
           plugrad="a different subgradient", why="report #14 family (kinks)",
           example=Case('nn.functional.binary_cross_entropy_with_logits', 'ref', 'float64',
                        sample=8, family='ties', seed=147596, order=2)),
+    # ------------------------------------------------------------ linalg (new this round)
+    Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
+          torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
+          plugrad="the sign output does not require grad",
+          why="found by this suite in the linalg ops landed this round; for their author",
+          example=Case('slogdet', 'cpu', 'float64', order=1)),
+    Known(("slogdet", "linalg.slogdet", "det", "linalg.det"), "wrong/*", family="[esz]*",
+          torch="a singular (or non-finite) matrix: sign 0, logabsdet -inf/nan by LAPACK",
+          plugrad="sign ±1 and another special value",
+          why="found by this suite; slogdet's convention at singular matrices needs the "
+              "LU pivots' zero check; for the linalg ops' author",
+          example=Case('slogdet', 'cpu', 'float32', sample=10, family='extreme', seed=967)),
+    Known(("linalg.*", "qr", "svd", "cholesky", "pinverse", "inverse", "det", "slogdet",
+           "cholesky_*", "lu*", "eig*", "matrix_*"), "*", family="[esz]*",
+          torch="non-finite, tied or rank-deficient inputs: LAPACK raises (failed to "
+                "converge, not positive-definite) or gives nan, and gradients of "
+                "rank-deficient factorisations are whatever its formulas give",
+          plugrad="NumPy's LAPACK driver computes (inf, other signs) or raises elsewhere",
+          why="factorisations of such inputs are implementation-defined; which errors and "
+              "special values to copy is for the linalg ops' author to decide",
+          example=Case('linalg.inv', 'cpu', 'float64', sample=7, family='special', seed=1577)),
 ]
 
 

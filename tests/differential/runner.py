@@ -12,7 +12,7 @@ import torch
 import plugrad
 from plugrad import Tensor
 from .harness import (EXACT_MODULES, EXACT_NAMES, FLOATS, GRAD_TOL, TOL, Divergence, Pair,
-                     Skip, build, host, torch_op)
+                     Skip, build, host, retarget, torch_op)
 
 _TORCH_OP_CACHE: dict = {}
 #: torch's refusals to track an input's gradient (batch_norm's running stats): such a case
@@ -106,7 +106,7 @@ def _call(lib, info, fn, form, args, kwargs):
     x, rest = args[0], args[1:]
     if form == "method":
         if callable(info.method):
-            return info.method(args, kwargs)
+            return (retarget(info.method) if lib is torch else info.method)(args, kwargs)
         return getattr(x, info.method)(*rest, **kwargs)
     if form == "inplace":
         y = x.clone()

@@ -15,7 +15,7 @@ with the case, which replays with ``runner.run_case``. Reproducible: each op's d
 seeded by its name, with no example database.
 
 Environment:
-* ``PLUGRAD_DIFF_EXAMPLES=N``: cases per op on ``cpu`` (default 30; ``ref`` runs N//4, at
+* ``PLUGRAD_DIFF_EXAMPLES=N``: cases per op on ``cpu`` (default 25; ``ref`` runs N//4, at
   least 1). Raise it to hunt for bugs, e.g. ``PLUGRAD_DIFF_EXAMPLES=200``.
 * ``PLUGRAD_DIFF_COLLECT=path``: record every divergence as a JSON line in ``path`` and
   do not fail (for triage); the rates are printed at the end of the run either way.
@@ -42,7 +42,7 @@ from .runner import run_case  # noqa: E402
 from .stats import COLLECT, STATS  # noqa: E402
 
 PUBLIC = [info for info in OP_DB if info.kind == "public" and not info.random]
-EXAMPLES = int(os.environ.get("PLUGRAD_DIFF_EXAMPLES", "30"))
+EXAMPLES = int(os.environ.get("PLUGRAD_DIFF_EXAMPLES", "25"))
 PER_DEVICE = {"cpu": EXAMPLES, "ref": max(1, EXAMPLES // 4)}
 
 
