@@ -16,12 +16,19 @@ class Stats:
         self.bad = collections.Counter()       # (device, kind) -> cases with such a divergence
         self.known = collections.Counter()     # device -> cases whose divergences are all KNOWN
         self.by_op = collections.Counter()     # (op, kind) -> cases
+        self.family = collections.Counter()    # (device, family) -> cases
+        self.family_bad = collections.Counter()  # (device, family, kind) -> cases
+        self.unexplained = collections.Counter()  # (device, kind) -> cases not in KNOWN
 
     def record(self, case, form, divs, unexplained):
         self.cases[case.device] += 1
+        self.family[case.device, case.family] += 1
         for kind in sorted({d.kind for d in divs}):
             self.bad[case.device, kind] += 1
             self.by_op[case.op, kind] += 1
+            self.family_bad[case.device, case.family, kind] += 1
+        for kind in sorted({d.kind for d in unexplained}):
+            self.unexplained[case.device, kind] += 1
         if divs and not unexplained:
             self.known[case.device] += 1
         if COLLECT and divs:
@@ -40,6 +47,11 @@ class Stats:
                                                   ("accepted", "accepted-invalid")))
             out.append(f"{device}: {n} cases; {rates}; {self.known[device]} cases diverge "
                        "only in KNOWN ways")
+            for family in sorted({f for d, f in self.family if d == device}):
+                m = self.family[device, family]
+                out.append(f"  {family}: {m} cases; " + ", ".join(
+                    f"{kind} {self.family_bad[device, family, kind] / m:.2%}"
+                    for kind in ("wrong", "error", "accepted")))
         return out
 
 
