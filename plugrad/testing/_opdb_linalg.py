@@ -153,7 +153,8 @@ def s_solve(make, dtype):
 
 def s_matrix_power(make, dtype):
     floating = dtype.startswith("float")
-    for n in (0, 1, 3) + ((-2,) if floating and dtype != "float16" else ()):
+    powers = (0, 1) + ((3,) if dtype != "bool" else ())  # bool products raise (PyTorch's)
+    for n in powers + ((-2,) if floating and dtype != "float16" else ()):
         yield S((_mat(make, _general(make, 2, 2, 2)) if floating else make(2, 2, 2), n),
                 name=f"n={n}", grad=n != 0)
 
@@ -240,9 +241,9 @@ _add(
     _P("linalg.solve_triangular", L.solve_triangular, sample_inputs=s_solve_triangular,
        differentiable=True, dtypes=F64),
     _P("linalg.matrix_power", L.matrix_power, sample_inputs=s_matrix_power,
-       differentiable=True, dtypes=ALL),  # bool as plugrad's matmul (PyTorch has none)
+       differentiable=True, dtypes=ALL),  # bool: n=0 and 1 only (PyTorch has no bool matmul)
     _P("linalg.multi_dot", L.multi_dot, sample_inputs=s_multi_dot, differentiable=True,
-       dtypes=ALL),
+       dtypes=NUMS),  # bool products raise, as in PyTorch
     _P("linalg.cross", L.cross, sample_inputs=s_cross, differentiable=True, dtypes=NUMS),
     _P("linalg.vecdot", L.vecdot, sample_inputs=s_vecdot, differentiable=True, dtypes=FLOATS),
     _P("linalg.vector_norm", L.vector_norm, sample_inputs=s_vector_norm, differentiable=True,
