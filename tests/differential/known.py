@@ -37,28 +37,16 @@ class Known:
 
 
 KNOWN: list[Known] = [
-    # ------------------------------------------------------------ views (the lead's work)
-    Known(("*",), "*", form="inplace_view", device="ref",
-          torch="an in-place op on base[1] writes through to base",
-          plugrad="on ref the view is a copy: base is unchanged",
-          why="issue 16 item 1 (views share storage on every backend): the lead is "
-              "rewriting in-place ops on views (core/ops/inplace.py, slicing.py)",
-          example=Case('log', 'ref', 'float32', sample=10, family='extreme', seed=13238,
-                       form='inplace_view')),
-    Known(("*",), "*", form="inplace_view", order="[12]",
-          torch="an in-place op on a view of a graph tensor rewrites the base's history "
-                "(CopySlices): values and gradients see it",
-          plugrad="the base keeps its old values and gradient",
-          why="issue 16 item 1 / report #1: the lead's in-place-on-views work",
-          example=Case('tanh', 'cpu', 'float64', sample=14, family='extreme', seed=1048576,
-                       form='inplace_view', order=1)),
     # ------------------------------------------------------------ gradients' requires_grad
     Known(("relu", "remainder", "log_softmax", "softmax", "nn.functional.softmax",
            "nn.functional.log_softmax", "nn.functional.relu", "nn.functional.relu6",
            "nn.functional.hardtanh", "nn.functional.leaky_relu", "nn.functional.max_pool2d",
            "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool2d",
            "nn.functional.nll_loss", "nn.functional.conv1d", "nn.functional.conv2d",
-           "nn.functional.batch_norm"), "wrong/grad-requires_grad", order="2",
+           "nn.functional.batch_norm", "nn.functional.hardshrink", "nn.functional.softshrink",
+           "nn.functional.hardsigmoid", "nn.functional.rrelu", "nn.functional.threshold",
+           "nn.functional.multilabel_margin_loss", "nn.functional.instance_norm"),
+          "wrong/grad-requires_grad", order="2",
           torch="a first-order gradient taken with create_graph=True requires grad even "
                 "where it is locally constant (relu's mask, pooling's scatter, conv's bias)",
           plugrad="such a gradient does not require grad, so differentiating it again "
@@ -97,6 +85,11 @@ KNOWN: list[Known] = [
           torch="an empty integer/bool input returns an empty tensor of its dtype",
           plugrad="returns float32", why="moot once integers are rejected (entry above)",
           example=Case('softmax', 'cpu', 'int32', sample=10, family='special', seed=1276)),
+    Known(("clamp",), "accepted/raise", dtype="bool", detail="*tensor bounds*",
+          torch="clamp of bool with tensor bounds: \"clamp_cpu\" not implemented for 'Bool'",
+          plugrad="clamps (as it does with scalar bounds, which torch accepts too)",
+          why="found by this suite; rare, with the other bool rejections next round",
+          example=Case('clamp', 'ref', 'bool', sample=5, seed=680, form='inplace_view')),
     Known(("flip",), "accepted/raise", form="fn",
           torch="torch.flip(x, 0) raises: dims must be a tuple (Tensor.flip(0) is fine)",
           plugrad="accepts an int dims", why="harmless extension the op database's own "
@@ -246,6 +239,43 @@ KNOWN: list[Known] = [
           why="factorisations of such inputs are implementation-defined; which errors and "
               "special values to copy is for the linalg ops' author to decide",
           example=Case('linalg.inv', 'cpu', 'float64', sample=7, family='special', seed=1577)),
+    # ------------------------------------------------------------ nn ops (new this round)
+    Known(("nn.functional.cosine_embedding_loss", "nn.functional.hinge_embedding_loss",
+           "cdist", "pdist", "cosine_similarity", "pairwise_distance",
+           "nn.functional.group_norm", "nn.functional.instance_norm",
+           "nn.functional.local_response_norm", "nn.functional.multi_margin_loss",
+           "nn.functional.multilabel_margin_loss", "nn.functional.multilabel_soft_margin_loss",
+           "nn.functional.poisson_nll_loss", "nn.functional.prelu", "nn.functional.selu",
+           "nn.functional.hardswish", "nn.functional.hardsigmoid", "nn.functional.softshrink",
+           "nn.functional.triplet_margin_loss",
+           "nn.functional.triplet_margin_with_distance_loss"), "wrong/*", family="[esz]*",
+          torch="nan / inf / huge / ±0 inputs: torch's special values (overflow-free norms, "
+                "hardswish/hardsigmoid of ±inf, margins of inf)",
+          plugrad="nan, a clamped finite value, or another special value",
+          why="found by this suite in the nn ops landed this round (report #8 family); "
+              "for their author",
+          example=Case('nn.functional.cosine_embedding_loss', 'cpu', 'uint8', sample=3,
+                       family='special', seed=268693)),
+    Known(("nn.functional.prelu", "nn.functional.selu"), "wrong/grad2", family="[tz]*",
+          torch="second derivative at the kink x == 0 (ties and zeros families): 0",
+          plugrad="the other side's curvature", why="kink convention (report #10 family) "
+          "in ops landed this round; for their author",
+          example=Case('nn.functional.prelu', 'cpu', 'float64', sample=4, family='zeros',
+                       seed=874, order=2)),
+    Known(("cdist", "pdist", "nn.functional.local_response_norm",
+           "nn.functional.multi_margin_loss", "nn.functional.multilabel_margin_loss"),
+          "accepted/raise", dtype="float16",
+          torch="no float16 kernel on CPU (\"cdist\" not implemented for 'Half'; CUDA has one)",
+          plugrad="computes in float16",
+          why="PyTorch's CPU gap, not a contract: rejecting float16 here would make "
+              "plugrad's cpu device differ from torch on CUDA; decision pending",
+          example=Case('cdist', 'cpu', 'float16', seed=45250)),
+    Known(("nn.functional.hinge_embedding_loss", "nn.functional.cosine_embedding_loss"),
+          "wrong/*", dtype="[iu]*",
+          torch="integer inputs (undeclared): an integer loss (hinge) or uint8 wraparound "
+                "arithmetic (cosine)", plugrad="promotes to float32",
+          why="undeclared dtypes of ops landed this round; for their author",
+          example=Case('nn.functional.hinge_embedding_loss', 'cpu', 'int32')),
 ]
 
 
