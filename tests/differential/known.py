@@ -240,7 +240,8 @@ KNOWN: list[Known] = [
               "special values to copy is for the linalg ops' author to decide",
           example=Case('linalg.inv', 'cpu', 'float64', sample=7, family='special', seed=1577)),
     # ------------------------------------------------------------ nn ops (new this round)
-    Known(("nn.functional.cosine_embedding_loss", "nn.functional.hinge_embedding_loss",
+    Known(("nn.functional.rms_norm", "nn.functional.cosine_embedding_loss",
+           "nn.functional.hinge_embedding_loss",
            "cdist", "pdist", "cosine_similarity", "pairwise_distance",
            "nn.functional.group_norm", "nn.functional.instance_norm",
            "nn.functional.local_response_norm", "nn.functional.multi_margin_loss",
