@@ -45,7 +45,8 @@ KNOWN: list[Known] = [
            "nn.functional.nll_loss", "nn.functional.conv1d", "nn.functional.conv2d",
            "nn.functional.batch_norm", "nn.functional.hardshrink", "nn.functional.softshrink",
            "nn.functional.hardsigmoid", "nn.functional.rrelu", "nn.functional.threshold",
-           "nn.functional.multilabel_margin_loss", "nn.functional.instance_norm"),
+           "nn.functional.multilabel_margin_loss", "nn.functional.instance_norm",
+           "nn.functional.pad"),
           "wrong/grad-requires_grad", order="2",
           torch="a first-order gradient taken with create_graph=True requires grad even "
                 "where it is locally constant (relu's mask, pooling's scatter, conv's bias)",
@@ -219,6 +220,13 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.binary_cross_entropy_with_logits', 'ref', 'float64',
                        sample=8, family='ties', seed=147596, order=2)),
     # ------------------------------------------------------------ linalg (new this round)
+    Known(("linalg.cond",), "accepted/grad", detail="*modified by an inplace operation*",
+          torch="backward of cond with p='fro' fails inside torch's own rule (its inv_ex "
+                "output is modified in place before backward)",
+          plugrad="gives the gradient (checked by gradcheck in the op database)",
+          why="a torch bug, not a convention to copy",
+          example=Case('linalg.cond', 'cpu', 'float64', sample=3, family='uniform', seed=0,
+                       form='fn', order=1)),
     Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
           torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
           plugrad="the sign output does not require grad",
