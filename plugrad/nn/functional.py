@@ -13,6 +13,7 @@ import math
 import plugrad
 from plugrad.capture import host_read as _host_read
 from plugrad.core import autocast as _autocast
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.attention import fused_attention as _attn_fused
 from plugrad.core.ops.attention import fusable as _attn_fusable
@@ -60,9 +61,10 @@ def _inplace(x, fn, inplace: bool, node_name: str):
     copy of ``x`` where autograd records, so backward still has the input the op saved
     (PyTorch's in-place forms)."""
     if not inplace:
-        return _named(fn(x), node_name)
+        return _named(_records(fn(x), x), node_name)
     tracked = x.requires_grad and plugrad.is_grad_enabled()
-    return x.copy_(fn(x.clone() if tracked else x))
+    src = x.clone() if tracked else x
+    return x.copy_(_records(fn(src), src))
 
 
 def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
@@ -176,7 +178,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         y = y * weight.reshape(view)
     if bias is not None:
         y = y + bias.reshape(view)
-    return _named(y, "NativeBatchNormBackward0")
+    return _named(_records(y, x, weight), "NativeBatchNormBackward0")
 
 
 def normalize(x, p: float = 2.0, dim: int = 1, eps: float = 1e-12):

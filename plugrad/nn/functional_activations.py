@@ -11,6 +11,7 @@ a NaN gradient. The last node takes PyTorch's name (``present_as``).
 from __future__ import annotations
 
 import plugrad
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
 from plugrad.nn._dtypes import expect_dtype as _expect
@@ -25,11 +26,13 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _apply(x, fn, inplace: bool, node_name: str):
     """``fn(x)`` named as PyTorch's node, or written into ``x`` (computed from a copy where
-    autograd records, so backward keeps the input it saved, as PyTorch's in-place forms)."""
+    autograd records, so backward keeps the input it saved, as PyTorch's in-place forms).
+    PyTorch's backward of each is one op of ``x``: its gradients record ``x``."""
     if not inplace:
-        return _named(fn(x), node_name)
+        return _named(_records(fn(x), x), node_name)
     tracked = x.requires_grad and plugrad.is_grad_enabled()
-    return x.copy_(fn(x.clone() if tracked else x))
+    src = x.clone() if tracked else x
+    return x.copy_(_records(fn(src), src))
 
 
 def _negative_exp(x, alpha: float, inv_scale: float):
@@ -123,17 +126,16 @@ def hardsigmoid(input, inplace: bool = False):
 
 def hardshrink(input, lambd: float = 0.5):
     _expect("hardshrink", input)
-    return _named(plugrad.where((input >= -lambd) & (input <= lambd), input * 0.0, input),
-                  "HardshrinkBackward0")
+    return _named(_records(plugrad.where((input >= -lambd) & (input <= lambd), input * 0.0,
+                                         input), input), "HardshrinkBackward0")
 
 
 def softshrink(input, lambd: float = 0.5):
     _expect("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return _named(plugrad.where(input > lambd, input - lambd,
-                                plugrad.where(input < -lambd, input + lambd, input * 0.0)),
-                  "SoftshrinkBackward0")
+    return _named(_records(plugrad.where(input > lambd, input - lambd, plugrad.where(
+        input < -lambd, input + lambd, input * 0.0)), input), "SoftshrinkBackward0")
 
 
 def tanhshrink(input):

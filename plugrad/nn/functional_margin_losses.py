@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 import plugrad
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.loss_ops import check_reduction, reduce_loss
 from plugrad.nn._dtypes import expect_dtype
@@ -207,8 +208,10 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     others = t.unsqueeze(1) != plugrad.arange(dim, device=x.device).unsqueeze(0)
     loss = plugrad.where(others, h, h * 0.0).sum(1) / dim
     if reduction == "none":
-        return _named(loss if target.ndim else loss.reshape(()), "MultiMarginLossBackward0")
-    return _named(reduce_loss(loss, reduction), "MultiMarginLossBackward0")
+        out = loss if target.ndim else loss.reshape(())
+    else:
+        out = reduce_loss(loss, reduction)
+    return _named(_records(out, input), "MultiMarginLossBackward0")  # one op in PyTorch
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,
@@ -237,9 +240,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     pairs = count.unsqueeze(2) * is_target.logical_not().to(x.dtype).unsqueeze(1)
     loss = (z * pairs).sum((1, 2)) / dim
     if reduction == "none":
-        return _named(loss if input.ndim == 2 else loss.reshape(()),
-                      "MultilabelMarginLossBackward0")
-    return _named(reduce_loss(loss, reduction), "MultilabelMarginLossBackward0")
+        out = loss if input.ndim == 2 else loss.reshape(())
+    else:
+        out = reduce_loss(loss, reduction)
+    return _named(_records(out, input), "MultilabelMarginLossBackward0")  # one op in PyTorch
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,

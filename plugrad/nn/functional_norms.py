@@ -8,6 +8,7 @@ PyTorch's; instance norm's running variance is updated with the unbiased one, as
 from __future__ import annotations
 
 import plugrad
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.nn._dtypes import expect_dtype as _expect
 
@@ -104,7 +105,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                                "defined when use_input_stats is false")
         y = (input - _channel_view(running_mean, input.ndim)) \
             * (_channel_view(running_var, input.ndim) + eps).rsqrt()
-    return _affine(y, weight, bias)
+    # PyTorch's is batch_norm: one op of input and weight whose gradients record them
+    return _records(_affine(y, weight, bias), input, weight)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):

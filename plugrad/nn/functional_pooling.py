@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 import plugrad
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.pooling import adaptive_avg_pool2d as _adaptive_avg_pool2d
 from plugrad.core.ops.pooling import avg_pool2d as _avg_pool2d
@@ -143,7 +144,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):  # noqa: A002
     oh, ow = _adaptive_sizes(name, input, output_size, 2)
     x = input.unsqueeze(0) if input.ndim == 3 else input
     out, idx = _adaptive_max2d(x, oh, ow)
-    out = _named(out, "AdaptiveMaxPool2DBackward0")
+    out = _named(_records(out, x), "AdaptiveMaxPool2DBackward0")
     if input.ndim == 3:
         out, idx = out.squeeze(0), idx.squeeze(0)
     return (out, idx) if return_indices else out
@@ -156,7 +157,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):  # noqa: A002
     (o,) = _adaptive_sizes(name, input, (_one(name, output_size, "output_size"),), 1)
     x = input.unsqueeze(0) if input.ndim == 2 else input
     out, idx = _adaptive_max2d(x.unsqueeze(2), 1, o)
-    out, idx = out.squeeze(2), idx.squeeze(2)
+    out, idx = _records(out, x).squeeze(2), idx.squeeze(2)
     if input.ndim == 2:
         out, idx = out.squeeze(0), idx.squeeze(0)
     return (out, idx) if return_indices else out

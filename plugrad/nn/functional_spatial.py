@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import plugrad
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.conv import fold2d as _fold2d
 from plugrad.core.ops.conv import unfold2d as _unfold2d
@@ -96,6 +97,8 @@ def pad(input, pad, mode: str = "constant", value=None):  # noqa: A002 - PyTorch
         idx = _source_positions(mode, input.shape[dim], before, after)
         out = out.index_select(dim, plugrad.tensor(idx, dtype=plugrad.int64,
                                                    device=input.device))
+    if mode != "circular":  # PyTorch's reflect/replicate backward is one op of the input
+        out = _records(out, input)
     return _named(out, _NODE[mode].format(k)) if mode in _NODE and out is not input else out
 
 

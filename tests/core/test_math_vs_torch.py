@@ -173,9 +173,23 @@ def test_polygamma(n, device):
 
 
 def test_polygamma_poles(device):
-    got = plugrad.polygamma(1, _p([0.0, -0.0, -3.0, -INF, NAN], device))
-    assert _host(got)[:3].tolist() == [INF] * 3 and np.isnan(_host(got)[3:]).all()
+    # PyTorch's trigamma reflects through sin(pi x): finite and huge at the negative
+    # integers (sin is not exactly 0 there), inf at 0; zeta's poles are exact
+    xs = [0.0, -0.0, -3.0, -INF, NAN, INF, -1e20, -4e15]
+    for n in (1, 2, 3):
+        got = _host(plugrad.polygamma(n, _p(xs, device)))
+        _same(got, torch.polygamma(n, _t(xs)).numpy(), rtol=1e-6, where=f"polygamma({n})")
+    assert _host(plugrad.polygamma(1, _p([0.0, -0.0], device))).tolist() == [INF, INF]
     assert _host(plugrad.polygamma(2, _p([0.0, -1.0], device))).tolist() == [-INF, -INF]
+
+
+def test_polygamma_large_negative_inputs_finish(device):
+    """A zeta sum's direct terms were ``10 - min(x)``: the integers beyond 2**52 (poles)
+    and a NaN beside them made the loop astronomically long or cut it short."""
+    xs = [-1000.5, -1.7e308, NAN, -2.75, -3000.25]
+    for n in (2, 3):
+        _same(_host(plugrad.polygamma(n, _p(xs, device))),
+              torch.polygamma(n, _t(xs)).numpy(), rtol=1e-8, where=f"polygamma({n})")
     with pytest.raises(RuntimeError, match="negative"):
         plugrad.polygamma(-1, _p([1.0], device))
 

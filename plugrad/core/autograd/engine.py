@@ -18,7 +18,7 @@ from heapq import heappop, heappush
 
 from plugrad.core import dtypes as _dt
 from plugrad.core import tracing
-from plugrad.core.autograd import anomaly
+from plugrad.core.autograd import anomaly, constant_grads
 from plugrad.core.autograd.grad_ops import to_inputs
 from plugrad.core.autograd.node import AccumulateGrad
 from plugrad.core.grad_mode import _state
@@ -126,6 +126,8 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
                     outs = node.grad(F, g, *node.saved_tensors())
                     if node.meta is not None:
                         outs = to_inputs(F, outs, node.meta)
+                    if node.records_inputs:
+                        outs = constant_grads.link(node, outs)
                 else:
                     outs = node.grad(node.k, g, *node.arrays)
                     if node.meta is not None:
@@ -262,6 +264,8 @@ def _apply(node, g, tensor_mode: bool):
         outs = node.grad(F, g, *node.arrays)
     if node.meta is not None:
         outs = to_inputs(F, outs, node.meta)
+    if tensor_mode and node.records_inputs:
+        outs = constant_grads.link(node, outs)
     return outs
 
 

@@ -53,6 +53,7 @@ class Node:
     _freed = False
     _keeps_output = False
     _is_view = False  # its output shares the input's array/version counter (a view op)
+    records_inputs = False  # constant_grads: its create_graph gradients record its inputs
 
     # -------------------------------------------------------------- to override
     n_outputs = 1

@@ -25,6 +25,8 @@ class ReluBackward0(KeepsOutput):
     """PyTorch's ``threshold_backward``: 0 where the output is <= 0 (so the gradient at 0
     is 0), else ``g`` (a NaN passes it)."""
 
+    records_inputs = True  # create_graph: its gradients record its inputs (PyTorch)
+
     def grad(self, F, g, y):
         return (F.where(F.le(y, 0.0), 0.0, g),)
 
@@ -45,6 +47,8 @@ def relu(x):
 @half_node
 class SoftmaxBackward0(KeepsOutput):
 
+    records_inputs = True  # create_graph: its gradients record its inputs (PyTorch)
+
     def grad(self, F, g, y):
         if not y.shape:  # softmax of a 0-d tensor is the constant 1
             return (F.mul(g, 0.0),)
@@ -53,6 +57,8 @@ class SoftmaxBackward0(KeepsOutput):
 
 @half_node
 class LogSoftmaxBackward0(KeepsOutput):
+
+    records_inputs = True  # create_graph: its gradients record its inputs (PyTorch)
 
     def grad(self, F, g, y):
         if not y.shape:  # log_softmax of a 0-d tensor is the constant 0
@@ -155,6 +161,8 @@ class HardtanhBackward0(KeepsOutput):
     """PyTorch's ``hardtanh_backward``: ``g`` strictly inside ``(min_val, max_val)`` (0 at
     the bounds, unlike clamp's inclusive rule; NaN passes ``g``), read from the output,
     which is inside exactly where the input is."""
+
+    records_inputs = True  # create_graph: its gradients record its inputs (PyTorch)
 
     def grad(self, F, g, y):
         lo, hi = self.bounds

@@ -53,6 +53,8 @@ def fold2d(cols, hw, kernel, stride, padding, dilation):
 # ====================================================================== conv2d
 class ConvolutionBackward0(Node):
 
+    records_inputs = (0, 1)  # create_graph: its gradients record x and w (PyTorch's)
+
     def grad(self, F, g, x, w):
         stride, padding, dilation, groups = self.geom
         gx = gw = gb = None

@@ -39,6 +39,8 @@ class ConvTransposeBackward(Node):
     """Input gradient: the convolution of ``g``; weight gradient: ``conv2d_grad_weight``
     with ``x`` as the output gradient of the convolution of ``g``."""
 
+    records_inputs = (0, 1)  # create_graph: its gradients record x and w (PyTorch's)
+
     def grad(self, F, g, x, w):
         stride, pads, dilation, groups, keep = self.geom
         gx = gw = gb = None

@@ -91,6 +91,7 @@ class NllLossBackward0(Node):
     """d loss_i / d x_ic = g_i q_ic, q minus the weighted one-hot of the counted targets
     (divided by the summed weights for the mean)."""
 
+    records_inputs = True  # create_graph: its gradient records x (PyTorch's)
     reduced = False
 
     def grad(self, F, g, q):  # q holds -w (so other classes get +0, as PyTorch's)

@@ -5,15 +5,17 @@ from __future__ import annotations
 import numpy as np
 
 from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.constant_grads import records
 from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import record
 from plugrad.core.factories import ones
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.conv import unfold2d
 from plugrad.core.ops.declare import op
-from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.indexing import index_select
 from plugrad.core.ops.movement import pad_dims
-from plugrad.core.ops.shape import squeeze, t
+from plugrad.core.ops.select import where
+from plugrad.core.ops.shape import reshape, squeeze
 from plugrad.core.ops.window import batched, out_size, tensor_args, window_geometry
 from plugrad.core.tensor import _wrap
 
@@ -36,6 +38,8 @@ def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
 
 class MaxPool2DWithIndicesBackward0(Node):
     """Each output's gradient added at the input position its maximum came from."""
+
+    records_inputs = True  # create_graph: its gradient records x (PyTorch's)
 
     def grad(self, F, g, idx):
         return (F.max_pool2d_backward(g, idx, self.shape),)
@@ -76,6 +80,7 @@ def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
         out = sums / divisor_override
     else:
         out = sums / _pool_counts(x, kernel, stride, pads, count_include_pad)
+    out = records(out, x)
     return present_as(squeeze(out, 0) if unbatched else out, "AvgPool2DBackward0")
 
 
@@ -88,19 +93,38 @@ def _pool_counts(x, kernel, stride, pads, count_include_pad):
     return unfold2d(plane, kernel, stride, extra, (1, 1)).sum((2, 3))
 
 
-def _adaptive_matrix(n_in, n_out, like):
-    """The ``(n_out, n_in)`` averaging matrix of adaptive pooling along one axis."""
-    m = np.zeros((n_out, n_in))
-    for i in range(n_out):
-        lo, hi = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
-        m[i, lo:hi] = 1.0 / (hi - lo)
-    k = like._k
-    return _wrap(k.from_numpy(m, like.dtype.name, like.device.index), like.dtype, like.device, k)
+def _adaptive_taps(n_in, n_out):
+    """``(n_out, K)`` positions of each adaptive window along one axis (the last position
+    repeated to the widest window's ``K``) and which of them are the window's own."""
+    lo = [(i * n_in) // n_out for i in range(n_out)]
+    hi = [-(-((i + 1) * n_in) // n_out) for i in range(n_out)]
+    width = max(b - a for a, b in zip(lo, hi))
+    pos = np.array([[min(a + j, b - 1) for j in range(width)] for a, b in zip(lo, hi)])
+    return pos, np.arange(width)[None, :] < (np.array(hi) - np.array(lo))[:, None]
+
+
+def _adaptive_mean(x, oh, ow):
+    """Each uneven adaptive window's sum over its own elements divided by its size: the
+    windows gathered, the repeated positions masked out with ``where`` (an averaging matrix
+    would multiply a NaN or inf elsewhere in the row by 0, and PyTorch's windows never see
+    it)."""
+    n, c, h, w = x.shape
+    (rows, rok), (cols, cok) = _adaptive_taps(h, oh), _adaptive_taps(w, ow)
+    flat = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, -1)
+    ok = (rok[:, None, :, None] & cok[None, :, None, :]).reshape(oh, ow, -1)
+    k = x._k
+    idx = _wrap(k.from_numpy(flat.reshape(-1), "int64", x.device.index), _dt.int64,
+                x.device, k)
+    mask = _wrap(k.from_numpy(ok, "bool", x.device.index), _dt.bool_, x.device, k)
+    count = _wrap(k.from_numpy(ok.sum(-1), x.dtype.name, x.device.index), x.dtype,
+                  x.device, k)
+    taps = reshape(index_select(reshape(x, (n, c, h * w)), 2, idx), (n, c, oh, ow, -1))
+    return where(mask, taps, 0.0).sum(-1) / count
 
 
 @op(functional="adaptive_avg_pool2d")
 def adaptive_avg_pool2d(x, output_size):
-    """Mean over PyTorch's adaptive windows; separable, so two small matmuls."""
+    """Mean over PyTorch's adaptive windows (an average pool where they tile evenly)."""
     name = "adaptive_avg_pool2d"
     tensor_args(name, x)
     x, unbatched = batched(name, x)
@@ -110,10 +134,12 @@ def adaptive_avg_pool2d(x, output_size):
     if oh <= 0 or ow <= 0:
         raise ValueError(f"{name}: output_size must be positive, got {output_size}")
     h, w = x.shape[2:]
-    if h % oh == 0 and w % ow == 0:
+    if (oh, ow) == (1, 1):  # PyTorch's mean: its gradient records nothing
+        out = x.mean((2, 3), keepdim=True)
+    elif h % oh == 0 and w % ow == 0:
         out = avg_pool2d(x, (h // oh, w // ow))
     else:
-        out = matmul(matmul(_adaptive_matrix(h, oh, x), x), t(_adaptive_matrix(w, ow, x)))
+        out = records(_adaptive_mean(x, oh, ow), x)
     # PyTorch: a global average is a mean over the plane
     return present_as(squeeze(out, 0) if unbatched else out,
                       "MeanBackward1" if (oh, ow) == (1, 1) else "AdaptiveAvgPool2DBackward0")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 
 from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.constant_grads import records
 from plugrad.core.errors import DTypeError
 from plugrad.core.factories import arange
 from plugrad.core.grad_mode import no_grad
@@ -57,8 +58,8 @@ def _cum_extreme(name, x, dim, is_max, cls):
     axis = _wrap_dim(dim, x.ndim, name)
     if x.ndim == 0:
         return cls(x.clone(), filled(x, (), 0, _dt.int64))
-    if x.numel() == 0:
-        return cls(x.clone(), filled(x, x.shape, 0, _dt.int64))
+    if x.numel() == 0:  # PyTorch's backward returns x itself: its gradient records x
+        return cls(records(x.clone(), x), filled(x, x.shape, 0, _dt.int64))
     with no_grad():
         idx = _scan_index(x.detach().movedim(axis, -1), is_max).movedim(-1, axis)
     return cls(x.gather(axis, idx), idx)

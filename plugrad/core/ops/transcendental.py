@@ -83,10 +83,16 @@ def zeta_sum(F, s: int, q, terms: int):
     return tail if acc is None else F.add(acc, tail)
 
 
+#: the most direct terms of a zeta sum: a non-integer ``x`` below ``-MAX_TERMS`` gets a
+#: truncated sum (PyTorch's Cephes loop runs ``-x`` times there; every float beyond 2**52
+#: is an integer, a pole, which needs no terms)
+MAX_TERMS = 1 << 12
+
+
 def _terms_for(q_min: float) -> int:
     if q_min != q_min or q_min == math.inf:
         return 10
-    return max(10, int(math.ceil(10.0 - q_min))) if q_min < 1e6 else 10
+    return min(MAX_TERMS, max(10, int(math.ceil(10.0 - q_min))))
 
 
 def _host_min(F, x) -> float:
@@ -98,16 +104,38 @@ def _host_min(F, x) -> float:
     return float(F.to_numpy(F.min(x, None, False))) if n else 10.0
 
 
+def trigamma_of(F, x):
+    """``polygamma(1, x)`` as PyTorch's CPU kernel computes it: below 0.5 the reflection
+    ``-(pi / sin(pi x))^2`` of ``1 - x`` (finite, huge, at the poles where ``sin`` is not
+    exactly 0), then six terms and the asymptotic series."""
+    low = F.lt(x, 0.5)
+    s = F.sin(F.mul(x, math.pi))
+    refl = F.where(low, F.neg(F.div(math.pi * math.pi, F.mul(s, s))), 0.0)
+    y = F.where(low, F.sub(1.0, x), x)
+    acc = refl
+    for _ in range(6):
+        acc = F.add(acc, F.div(1.0, F.mul(y, y)))
+        y = F.add(y, 1.0)
+    ixx = F.div(1.0, F.mul(y, y))
+    series = F.sub(1.0 / 6, F.mul(ixx, F.sub(1.0 / 30, F.mul(ixx, 1.0 / 42))))
+    tail = F.div(F.add(F.add(F.div(1.0, F.mul(y, 2.0)), 1.0), F.mul(ixx, series)), y)
+    out = F.add(acc, tail)
+    return F.where(low, F.neg(out), out)
+
+
 def polygamma_of(F, n: int, x):
     """``polygamma(n, x)`` in gradient ops ``F`` (``n >= 1``): ``(-1)^(n+1) n! zeta(n+1, x)``,
-    NaN at ``-inf``, ``±inf`` at the non-positive integers (PyTorch's), 0 at ``inf``."""
-    terms = _terms_for(_host_min(F, x))
+    ``±inf`` at the non-positive integers and ``-inf``, NaN at ``inf`` (PyTorch's: its
+    Cephes zeta); ``n == 1`` is PyTorch's trigamma (0 at ``inf``, NaN at ``-inf``)."""
+    if n == 1:
+        return trigamma_of(F, x)
+    pole = F.logical_and(F.le(x, 0.0), F.eq(F.floor(x), x))
+    skip = F.logical_or(pole, F.ne(x, x))  # poles and NaN need no terms
+    terms = _terms_for(_host_min(F, F.where(skip, math.inf, x)))
     z = zeta_sum(F, n + 1, x, terms)
     out = F.mul(z, float((-1) ** (n + 1) * math.factorial(n)))
-    pole = F.logical_and(F.le(x, 0.0), F.eq(F.floor(x), x))
-    out = F.where(pole, math.inf if n % 2 else -math.inf, out)
-    out = F.where(F.eq(x, math.inf), 0.0, out)
-    return F.where(F.eq(x, -math.inf), math.nan, out)
+    out = F.where(pole, math.inf if n % 2 else -math.inf, out)  # -inf is a pole too
+    return F.where(F.eq(x, math.inf), math.nan, out)  # Cephes' zeta at q = inf
 
 
 class PolygammaBackward0(Node):
