@@ -204,14 +204,17 @@ def wrap_int(value: int, dtype: DType) -> int:
 def checked_scalar(op: str, value, dtype: DType):
     """A Python scalar converted to ``dtype`` as PyTorch's checked conversion does (fill
     values, clamp bounds, ``where``/``masked_fill`` scalars): an integer dtype takes a value
-    in its range (an unsigned one also ``-max..-1``, wrapping) and truncates a float; out of
-    range is ``RuntimeError: value cannot be converted to type ... without overflow``."""
+    in its range (an unsigned one also ``-max..-1`` for an int, wrapping; a float must be in
+    ``[0, max]``) and truncates a float; out of range is ``RuntimeError: value cannot be
+    converted to type ... without overflow``."""
     kind = dtype.kind
     if kind not in "iu" or type(value) is bool:
         return float(value) if kind == "f" else (bool(value) if kind == "b" else int(value))
     bits = 8 * dtype.itemsize
     if kind == "u":
         lo, hi = -((1 << bits) - 1), (1 << bits) - 1
+        if isinstance(value, float):  # no wrapping for a float (c10's overflows): [0, max]
+            lo = 0
     else:
         lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if value != value or not lo <= value <= hi:  # NaN and inf too

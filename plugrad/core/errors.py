@@ -23,6 +23,19 @@ class DTypeError(OpError, TypeError):
     """A dtype the op or the backend does not support."""
 
 
+class DTypeNotImplementedError(DTypeError, NotImplementedError):
+    """A dtype PyTorch has no kernel of the op for (``"abs_cpu" not implemented for
+    'Bool'``): a NotImplementedError there, so ``except NotImplementedError`` still works."""
+
+
+def no_bool_kernel(op: str, kernel: str, *tensors) -> None:
+    """PyTorch's refusal of a bool operand where it has no kernel: the same class and
+    wording (``"median_cpu" not implemented for 'Bool'``), naming the op."""
+    for t in tensors:
+        if getattr(getattr(t, "dtype", None), "name", None) == "bool":
+            raise DTypeNotImplementedError(f"{op}: \"{kernel}\" not implemented for 'Bool'")
+
+
 def shape_str(shape) -> str:
     return f"[{', '.join(str(s) for s in shape)}]"
 

@@ -271,9 +271,9 @@ def s_scatter_reduce(make, dtype):
 
 
 _add(
-    _P("median", sample_inputs=s_median, differentiable=True, dtypes=ALL),
-    _P("nanmedian", sample_inputs=s_median, differentiable=True, dtypes=ALL),
-    _P("kthvalue", sample_inputs=s_kthvalue, differentiable=True, dtypes=ALL),
+    _P("median", sample_inputs=s_median, differentiable=True, dtypes=NUMS),
+    _P("nanmedian", sample_inputs=s_median, differentiable=True, dtypes=NUMS),
+    _P("kthvalue", sample_inputs=s_kthvalue, differentiable=True, dtypes=NUMS),
     _P("mode", sample_inputs=s_mode, differentiable=True, dtypes=ALL),
     _P("quantile", sample_inputs=s_quantile, differentiable=True, dtypes=F64),
     _P("nanquantile", sample_inputs=s_quantile, differentiable=True, dtypes=F64),
@@ -289,7 +289,7 @@ _add(
     _P("diag_embed", sample_inputs=s_diag_embed, differentiable=True, dtypes=ALL),
     _P("diag", sample_inputs=s_diag, differentiable=True, dtypes=ALL),
     _P("diagflat", sample_inputs=s_diagflat, differentiable=True, dtypes=ALL),
-    _P("trace", sample_inputs=s_trace, differentiable=True, dtypes=ALL),
+    _P("trace", sample_inputs=s_trace, differentiable=True, dtypes=NUMS),
     _P("take", sample_inputs=s_take, differentiable=True, dtypes=ALL),
     _P("diff", sample_inputs=s_diff, differentiable=True, dtypes=ALL),
     _P("rot90", sample_inputs=s_rot90, differentiable=True, dtypes=ALL),
@@ -303,8 +303,8 @@ _add(
     _P("inner", sample_inputs=s_inner, differentiable=True, dtypes=ALL),
     _P("vdot", sample_inputs=s_vdot, differentiable=True, dtypes=ALL),
     _P("cross", sample_inputs=s_cross, differentiable=True, dtypes=NUMS),
-    _P("searchsorted", sample_inputs=s_searchsorted, dtypes=ALL),
-    _P("bucketize", sample_inputs=s_bucketize, dtypes=ALL),
+    _P("searchsorted", sample_inputs=s_searchsorted, dtypes=NUMS),
+    _P("bucketize", sample_inputs=s_bucketize, dtypes=NUMS),
     _P("histc", sample_inputs=s_histc, dtypes=FLOATS),
     _P("bincount", sample_inputs=s_bincount, dtypes=INTS),
     _P("index_copy", sample_inputs=s_index_copy, differentiable=True, dtypes=ALL),

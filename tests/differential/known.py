@@ -38,30 +38,27 @@ class Known:
 
 KNOWN: list[Known] = [
     # ------------------------------------------------------------ gradients' requires_grad
-    Known(("relu", "remainder", "log_softmax", "softmax", "nn.functional.softmax",
-           "nn.functional.log_softmax", "nn.functional.relu", "nn.functional.relu6",
-           "nn.functional.hardtanh", "nn.functional.leaky_relu", "nn.functional.max_pool2d",
-           "nn.functional.avg_pool2d", "nn.functional.adaptive_avg_pool2d",
-           "nn.functional.nll_loss", "nn.functional.conv1d", "nn.functional.conv2d",
-           "nn.functional.batch_norm", "nn.functional.hardshrink", "nn.functional.softshrink",
-           "nn.functional.hardsigmoid", "nn.functional.rrelu", "nn.functional.threshold",
-           "nn.functional.multilabel_margin_loss", "nn.functional.instance_norm",
-           "nn.functional.pad"),
-          "wrong/grad-requires_grad", order="2",
-          torch="a first-order gradient taken with create_graph=True requires grad even "
-                "where it is locally constant (relu's mask, pooling's scatter, conv's bias)",
-          plugrad="such a gradient does not require grad, so differentiating it again "
-                  "raises instead of giving zeros",
-          why="issue 16 item 2 (None vs zero vs requires_grad as PyTorch gives them): each "
-              "op's backward rule must record its constant parts; not local to one op",
-          example=Case('relu', 'cpu', 'float64', sample=1, family='ties', seed=1363,
-                       form='method', order=2)),
-    Known(("norm",), "wrong/requires_grad", order="[12]",
-          torch="norm's result requires grad for every p (p=0 included)",
-          plugrad="norm with p=0 (ties family: many zeros) returns a result that does not",
-          why="report #16, fixed by the report entries' helper",
-          example=Case('norm', 'cpu', 'float64', sample=2, seed=53, form='method', order=1)),
+    Known(("cummax", "cummin"), "wrong/grad-requires_grad", order="1", detail="*empty*",
+          torch="the gradient of an empty cummax is the input tensor itself (its backward "
+                "returns `self` when numel is 0), so it requires grad even without "
+                "create_graph", plugrad="a fresh empty gradient",
+          why="a PyTorch quirk (a gradient aliasing its input), not a convention to copy",
+          example=Case('cummax', 'cpu', 'float64', sample=4, family='extreme', seed=651,
+                       form='method', order=1)),
     # ------------------------------------------------------------ dtypes torch rejects
+    Known(("atan2", "hypot"), "accepted/raise", detail="*tensor-scalar*",
+          torch="a Python scalar `other` is a TypeError (atan2_, hypot take Tensors only)",
+          plugrad="accepts it", why="harmless extension the op database's own samples use "
+          "(as logical_and's below)",
+          example=Case('hypot', 'cpu', 'float16', sample=15, family='ties', seed=8114,
+                       form='method', shapes=((1,), (), ()))),
+    Known(("float_power",), "accepted/raise", form="inplace*",
+          torch="float_power_ of a tensor that is not float64 raises (the result is float64)",
+          plugrad="computes in float64 and casts back into the tensor",
+          why="the in-place form is the generic one of the op declaration; a per-op "
+              "in-place rule is pending (rare: float_power_ is for float64 tensors)",
+          example=Case('float_power', 'cpu', 'float32', sample=7, family='zeros', seed=30119,
+                       form='inplace')),
     Known(("einsum",), "accepted/raise", dtype="bool",
           torch="a bool einsum that contracts an index raises (\"bmm\" not implemented for "
                 "'Bool'); one that only sums or takes a diagonal works",
@@ -107,11 +104,6 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.binary_cross_entropy', 'cpu', 'float64', family='zeros',
                        seed=18008)),
     # ------------------------------------------------------------ dtypes torch accepts
-    Known(("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not"), "error/raise",
-          torch="integer bitwise ops", plugrad="only bool tensors are supported",
-          why="report #23, with the report entries' helper",
-          example=Case('bitwise_and', 'cpu', 'int32', sample=4, seed=164, form='method',
-                       shapes=((), (1,), ()))),
     Known(("mm", "mv", "bmm", "matmul", "addmm", "baddbmm"), "error/raise", dtype="bool",
           torch="a bool product with an empty operand returns an empty (or False) result: "
                 "no kernel runs, so nothing checks the dtype",
@@ -121,7 +113,9 @@ KNOWN: list[Known] = [
               "its empty fast path",
           example=Case('mv', 'cpu', 'bool', sample=1)),
     Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
-           "nn.functional.max_pool2d", "nn.functional.l1_loss"), "error/raise",
+           "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+           "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.l1_loss"),
+          "error/raise",
           dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
           plugrad="expected a floating point input",
           why="integer conv/linear kernels are not in the backend contract; adding "
@@ -134,21 +128,9 @@ KNOWN: list[Known] = [
           plugrad="raises (DTypeError, OverflowError)",
           why="reports #26 (bool arithmetic) and #34 (integer scalars out of range), with "
               "the report entries' helper",
-          example=Case('floor_divide', 'cpu', 'float32', sample=13, family='ties', seed=175,
-                       form='method', shapes=((3, 1), (1, 1, 1), ()), dtype2='bool')),
+          example=Case('pow', 'cpu', 'int64', sample=14, family='special', seed=205,
+                       form='inplace')),
     # ------------------------------------------------------------ dtypes of results
-    Known(("square",), "wrong/dtype", dtype="bool", torch="int64", plugrad="bool",
-          why="report #20, with the report entries' helper",
-          example=Case('square', 'cpu', 'bool')),
-    Known(("square",), "accepted/raise", dtype="bool", form="inplace",
-          torch="square_ of bool: result type Long can't be cast to Bool",
-          plugrad="computes in bool", why="report #20 (entry above)",
-          example=Case('square', 'cpu', 'bool', sample=15, seed=479173, form='inplace',
-                       shapes=((1, 1, 1), (1, 1, 3), ()), dtype2='float64')),
-    Known(("any", "all"), "wrong/dtype", dtype="uint8", torch="uint8", plugrad="bool",
-          why="report #18, with the report entries' helper",
-          example=Case('any', 'cpu', 'uint8', sample=11, family='extreme', seed=103598,
-                       form='method')),
     Known(("addmm", "baddbmm", "addcmul"), "wrong/dtype", dtype="*int*",
           torch="integer inputs with float alpha/beta/value stay integer",
           plugrad="promotes to float32", why="the scalars' promotion lives in the linalg "
@@ -157,6 +139,8 @@ KNOWN: list[Known] = [
     # ------------------------------------------------------------ special values, kinks
     Known(("addmm", "bmm", "matmul", "mm", "einsum", "baddbmm", "nn.functional.linear",
            "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
+           "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
+           "nn.functional.lp_pool1d", "nn.functional.lp_pool2d",
            "nn.functional.scaled_dot_product_attention"), "wrong/*", family="[es]*",
           torch="sums of overflowing products: inf or nan by its accumulation order",
           plugrad="the other of inf / nan (or a finite value where torch overflows)",
@@ -195,14 +179,6 @@ KNOWN: list[Known] = [
               "op with the report entries' helper; each needs a convention decision",
           example=Case('nn.functional.kl_div', 'cpu', 'float64', family='special', seed=4890,
                        order=1)),
-    Known(("prod", "cumprod", "norm"), "wrong/grad*", family="ties", order="[12]",
-          torch="gradients at zero values (the ties family has many): prod's with zero "
-                "factors, norm's subgradient 0 at a zero vector",
-          plugrad="divides by the zero: nan or a wrong finite value",
-          why="report #13 family (gradients at a zero base): each rule needs the "
-              "zero-safe form; with the report entries' helper",
-          example=Case('norm', 'cpu', 'float64', sample=8, family='ties', seed=38775,
-                       form='method', order=1)),
     Known(("nn.functional.relu", "relu", "nn.functional.relu6", "nn.functional.hardtanh",
            "clamp_max", "clamp_min", "maximum", "minimum",
            "nn.functional.normalize", "nn.functional.softsign", "isclose"), "wrong/value",
@@ -219,6 +195,31 @@ KNOWN: list[Known] = [
           plugrad="a different subgradient", why="report #14 family (kinks)",
           example=Case('nn.functional.binary_cross_entropy_with_logits', 'ref', 'float64',
                        sample=8, family='ties', seed=147596, order=2)),
+    Known(("histc",), "wrong/value", dtype="float16", family="[es]*",
+          torch="float16 values near its maximum: the bin arithmetic runs in half, "
+                "(x - min) * bins overflows and the bin index is an undefined cast",
+          plugrad="bins computed in float64 (the count PyTorch gives for float32)",
+          why="undefined behaviour in PyTorch's kernel, not a convention to copy",
+          example=Case('histc', 'cpu', 'float16', sample=10, family='special', seed=128013)),
+    Known(("nn.functional.adaptive_max_pool1d", "nn.functional.adaptive_max_pool2d"),
+          "wrong/grad", family="[es]*",
+          torch="a window with several NaN: the gradient goes to the last NaN (its loop "
+                "takes every NaN it meets)",
+          plugrad="to the first NaN (max's first-occurrence rule)",
+          why="which NaN of a window gets the gradient: an edge with no numeric meaning",
+          example=Case('nn.functional.adaptive_max_pool1d', 'cpu', 'float64', sample=1,
+                       family='extreme', seed=0, order=1)),
+    Known(("logcumsumexp",), "wrong/grad", family="[es]*",
+          torch="gradients with -huge / inf / nan inputs in the running sum",
+          plugrad="another finite value (the reverse cumulative sum is shifted differently)",
+          why="special-value convention of the scan's backward (report #8 family)",
+          example=Case('logcumsumexp', 'cpu', 'float64', family='special', order=1)),
+    Known(("copysign",), "wrong/grad2", family="[sz]*",
+          torch="second derivative at subnormal inputs: 0",
+          plugrad="inf (copysign(a, b) / a at a subnormal a)",
+          why="subnormal edge of the gradient's division, ranked after plain inputs",
+          example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
+                       form='inplace_view', order=2)),
     # ------------------------------------------------------------ linalg (new this round)
     Known(("linalg.cond",), "accepted/grad", detail="*modified by an inplace operation*",
           torch="backward of cond with p='fro' fails inside torch's own rule (its inv_ex "
@@ -248,7 +249,7 @@ KNOWN: list[Known] = [
               "special values to copy is for the linalg ops' author to decide",
           example=Case('linalg.inv', 'cpu', 'float64', sample=7, family='special', seed=1577)),
     # ------------------------------------------------------------ nn ops (new this round)
-    Known(("nn.functional.rms_norm", "nn.functional.cosine_embedding_loss",
+    Known(("nn.functional.cosine_embedding_loss",
            "nn.functional.hinge_embedding_loss",
            "cdist", "pdist", "cosine_similarity", "pairwise_distance",
            "nn.functional.group_norm", "nn.functional.instance_norm",
@@ -263,8 +264,8 @@ KNOWN: list[Known] = [
           plugrad="nan, a clamped finite value, or another special value",
           why="found by this suite in the nn ops landed this round (report #8 family); "
               "for their author",
-          example=Case('nn.functional.cosine_embedding_loss', 'cpu', 'uint8', sample=3,
-                       family='special', seed=268693)),
+          example=Case('nn.functional.hardswish', 'cpu', 'float64', sample=5, family='extreme',
+                       seed=22414, order=2)),
     Known(("nn.functional.prelu", "nn.functional.selu"), "wrong/grad2", family="[tz]*",
           torch="second derivative at the kink x == 0 (ties and zeros families): 0",
           plugrad="the other side's curvature", why="kink convention (report #10 family) "

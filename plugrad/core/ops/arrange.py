@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.errors import ShapeError, shape_str
+from plugrad.core.errors import ShapeError, no_bool_kernel, shape_str
 from plugrad.core.factories import arange, tensor, zeros
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.indexing import as_index_tensor, wrap_negative
@@ -109,6 +109,7 @@ def diagflat(x, offset=0):
 @op("trace", method="trace")
 def trace(x):
     """The sum of a matrix's main diagonal (integers sum in int64, as ``sum``)."""
+    no_bool_kernel("trace", "trace", x)
     if x.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim} "
                            f"(shape {shape_str(x.shape)})")

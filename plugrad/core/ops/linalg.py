@@ -12,7 +12,8 @@ from plugrad.core import autocast as _ac
 from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, check_device, shape_str
+from plugrad.core.errors import (DTypeError, DTypeNotImplementedError, ShapeError,
+                                  broadcast_shapes, check_device, shape_str)
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
@@ -48,6 +49,11 @@ class MmBackward0(Node):
         return ga, gb
 
 
+def _bool_product(name):
+    raise DTypeNotImplementedError(f"{name}: not implemented for 'Bool' tensors (as in "
+                                   "PyTorch; convert with .long() or .float() first)")
+
+
 def _check(name, a, b):
     """Operands of a product: tensors, one device, one dtype, at least 1-D, inner sizes."""
     if not isinstance(a, Tensor) or not isinstance(b, Tensor):
@@ -56,8 +62,7 @@ def _check(name, a, b):
     if a.device is not b.device:
         check_device(name, a, b)
     if a.dtype.name == "bool" or b.dtype.name == "bool":
-        raise DTypeError(f"{name}: not implemented for 'Bool' tensors (as in PyTorch; "
-                         "convert with .long() or .float() first)")
+        _bool_product(name)
     if a.dtype is not b.dtype:
         raise DTypeError(f"{name}: expected both operands to have the same dtype, but got "
                          f"{a.dtype.name}{shape_str(a.shape)} and {b.dtype.name}"
@@ -182,6 +187,8 @@ def _check_addmm(name, bias, a, b, nd):
     """PyTorch's checks: the factors are matrices (batches of them for ``baddbmm``) and the
     input expands to the product's shape (no more dims, each 1 or equal)."""
     what = ("mat1", "mat2") if nd == 2 else ("batch1", "batch2")
+    if any(isinstance(t, Tensor) and t.dtype.name == "bool" for t in (bias, a, b)):
+        _bool_product(name)
     for w, m in zip(what, (a, b)):
         if isinstance(m, Tensor) and m.ndim != nd:
             raise ShapeError(f"{name}: {w} must be a {'matrix' if nd == 2 else '3D tensor'}, "

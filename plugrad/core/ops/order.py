@@ -17,7 +17,7 @@ from __future__ import annotations
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import DTypeError
+from plugrad.core.errors import DTypeError, no_bool_kernel
 from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._dims import filled, return_type
@@ -84,6 +84,7 @@ def _median_position(name, x, axis, ignore_nan):
 
 
 def _median(name, x, dim, keepdim, ignore_nan, cls, node_cls):
+    no_bool_kernel(name, "median_cpu", x)
     if dim is None:
         flat = x.reshape(-1)
         if flat.numel() == 0:
@@ -118,6 +119,7 @@ def nanmedian(x, dim=None, keepdim=False):
 @op("kthvalue", method="kthvalue")
 def kthvalue(x, k, dim=-1, keepdim=False):
     """The ``k``-th smallest value along ``dim`` (1-based) and its index (NaN is largest)."""
+    no_bool_kernel("kthvalue", "kthvalue_cpu", x)
     axis = _wrap_dim(dim, x.ndim, "kthvalue")
     n = x.shape[axis] if x.ndim else 1
     if not 1 <= k <= n:

@@ -13,7 +13,8 @@ import math
 import warnings
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, check_device, shape_str
+from plugrad.core.errors import (DTypeError, ShapeError, broadcast_shapes, check_device,
+                                  no_bool_kernel, shape_str)
 from plugrad.core.factories import tensor, zeros
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops.declare import op
@@ -130,9 +131,11 @@ def cross(a, b, dim=None):
 
 # ---------------------------------------------------------------------- binning
 def _positions(seq, values, right):
-    """How many entries of each row of ``seq`` are below (``right``: not above) each value."""
-    below = seq.le(values) if right else seq.lt(values)
-    return below.sum(-1)
+    """How many entries of each row of ``seq`` are below (``right``: not above) each value:
+    PyTorch's binary search tests ``!(entry >= value)`` (``right``: ``!(entry > value)``),
+    so a NaN value goes after every entry."""
+    above = seq.gt(values) if right else seq.ge(values)
+    return above.logical_not().sum(-1)
 
 
 @op("searchsorted")
@@ -149,6 +152,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                "got side of left while right was True")
         right = side == "right"
     seq = sorted_sequence
+    no_bool_kernel("searchsorted", "searchsorted_out_cpu", seq, input)
     scalar = not isinstance(input, Tensor)
     values = tensor(input, dtype=seq.dtype, device=seq.device) if scalar else input
     with no_grad():
@@ -175,6 +179,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value among the 1-D ``boundaries`` (``right``: buckets closed on
     the left)."""
+    no_bool_kernel("bucketize", "searchsorted_out_cpu", input, boundaries)
     if boundaries.ndim != 1:
         raise RuntimeError(f"bucketize(): boundaries tensor must be 1 dimension, but got dim "
                            f"{boundaries.ndim}")

@@ -169,8 +169,7 @@ def masked_scatter(x, mask, source):
     if source.numel() < n:
         raise RuntimeError(f"masked_scatter: expected source to have at least {n} elements "
                            f"(the mask's True count), got {source.numel()}")
-    if n == 0:
-        return x.clone()
+    # no True in the mask still goes through scatter: source gets a zero gradient, not None
     return scatter(x.reshape(-1), 0, where, source.reshape(-1)[:n]).reshape(*x.shape)
 
 

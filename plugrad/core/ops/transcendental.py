@@ -13,8 +13,8 @@ import math
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record, record_binary, recording
-from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
-from plugrad.core.grad_mode import _state
+from plugrad.core.errors import DTypeError, DTypeNotImplementedError, c_dtype_name, kernel_error
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops import unary as _u
 from plugrad.core.ops.binary import _float_operands
 from plugrad.core.ops.declare import op
@@ -127,6 +127,8 @@ def polygamma_of(F, n: int, x):
     """``polygamma(n, x)`` in gradient ops ``F`` (``n >= 1``): ``(-1)^(n+1) n! zeta(n+1, x)``,
     ``±inf`` at the non-positive integers and ``-inf``, NaN at ``inf`` (PyTorch's: its
     Cephes zeta); ``n == 1`` is PyTorch's trigamma (0 at ``inf``, NaN at ``-inf``)."""
+    if getattr(F, "tensors", False):  # create_graph: the op, whose gradient is polygamma's
+        return polygamma(n, x)
     if n == 1:
         return trigamma_of(F, x)
     pole = F.logical_and(F.le(x, 0.0), F.eq(F.floor(x), x))
@@ -187,11 +189,15 @@ def _binary(name, kernel, node_cls, a, b, keep_output=False, arrays=False):
 
 def _no_ints(name, a, b):
     """PyTorch has only floating kernels for these (``"hypot_cpu" not implemented for
-    'Long'``)."""
-    for v in (a, b):
-        if isinstance(v, Tensor) and not v.dtype.is_floating_point:
-            raise DTypeError(f'{name}: not implemented for {c_dtype_name(v.dtype)!r} '
-                             f'tensors (expected floating point)')
+    'Long'``), chosen by the promoted dtype: an integer operand beside a float one is
+    fine (it promotes), two integer ones are not."""
+    ts = [v for v in (a, b) if isinstance(v, Tensor)]
+    if not ts:
+        return
+    dt = _dt.result_type_of(tuple((v.dtype, v.ndim == 0) for v in ts))
+    if not dt.is_floating_point and not any(isinstance(v, float) for v in (a, b)):
+        raise DTypeNotImplementedError(f'{name}: not implemented for {c_dtype_name(dt)!r} '
+                         f'tensors (expected floating point)')
 
 
 def _square(F, v):
@@ -358,13 +364,29 @@ def _float(x):
     return x if x.dtype.is_floating_point else x.to(_dt.get_default_dtype())
 
 
+class SincBackward0(Node):
+    """``(cos(pi x) - sinc(x)) / x``, 0 at 0: PyTorch's value, written so that tiny ``x``
+    give 0 (the composite's quotient rule divided by ``(pi x)^2``, which underflows)."""
+
+    def grad(self, F, g, x):
+        zero = F.eq(x, 0.0)
+        safe = F.where(zero, 1.0, x)
+        px = F.mul(safe, math.pi)
+        d = F.div(F.sub(F.cos(px), F.div(F.sin(px), px)), safe)
+        return (F.mul(g, F.where(zero, 0.0, d)),)
+
+
 @op("sinc", method="sinc", inplace="sinc_")
 def sinc(x):
     """``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there)."""
     x = _float(x)
-    zero = x == 0
-    px = x.where(~zero, 1.0) * math.pi
-    return (_u.sin(px) / px).where(~zero, 1.0)
+    with no_grad():
+        zero = x == 0
+        px = x.where(~zero, 1.0) * math.pi
+        r = (_u.sin(px) / px).where(~zero, 1.0)
+    if x._rg and _state.enabled:
+        record(r, SincBackward0(), (x,), (x,))
+    return r
 
 
 @op("deg2rad", method="deg2rad", inplace="deg2rad_")

@@ -10,7 +10,7 @@ import math
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import DTypeError
+from plugrad.core.errors import DTypeError, DTypeNotImplementedError
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops._opmath import half_in_float32, half_kernel, half_node
 from plugrad.core.ops.declare import op
@@ -95,8 +95,8 @@ def _no_bool(name, x):
     """PyTorch has no kernel of these ops for bool tensors (``"abs_cpu" not implemented
     for 'Bool'``): neither have we, rather than a result PyTorch programs never see."""
     if isinstance(x, Tensor) and x.dtype is _dt.bool_:
-        raise DTypeError(f"{name}: not implemented for 'Bool' tensors (as in PyTorch; "
-                         "convert with .long() or .float() first)")
+        raise DTypeNotImplementedError(f"{name}: not implemented for 'Bool' tensors (as in "
+                                       "PyTorch; convert with .long() or .float() first)")
 
 
 _abs = unary("abs", grad=lambda F, g, x: F.mul(g, F.sign(x)), float_only=False,
