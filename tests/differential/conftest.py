@@ -1,6 +1,4 @@
-"""The differential suite's hypothesis profile (no example database, no deadline: CI runs
-are reproducible and tiny ops on the pure-Python backend are slow), the state each test
-starts from, and its summary line.
+"""The state each differential test starts from, and the suite's summary line.
 
 Reproducible: each op's draws are seeded by its name (``test_differential.py``), and every
 test starts from the same global state (default dtypes, grad mode, both libraries' random
@@ -9,14 +7,6 @@ generators), so a test gives the same cases and results alone or after any other
 from __future__ import annotations
 
 import pytest
-
-try:
-    from hypothesis import HealthCheck, settings
-except ImportError:  # the test module skips, saying so
-    settings = None
-else:
-    settings.register_profile("plugrad-differential", database=None, deadline=None,
-                              suppress_health_check=list(HealthCheck), print_blob=False)
 
 from .stats import STATS
 

