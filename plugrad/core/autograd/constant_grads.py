@@ -16,7 +16,9 @@ and the second-order zeros are PyTorch's. It keeps no tensor alive (only edges, 
 """
 from __future__ import annotations
 
+from plugrad.core.autograd import engine
 from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import _sequence
 from plugrad.core.tensor import Tensor, _wrap
 
 
@@ -31,11 +33,10 @@ def records(out, *inputs):
     """Mark the node that made ``out`` (a composite's last op) as PyTorch's one op of
     ``inputs`` (the tensors its backward formula reads; None entries are skipped): under
     ``create_graph`` its gradients record them. ``out`` is returned."""
-    from plugrad.core.autograd.engine import edge_of
     node = getattr(out, "grad_fn", None)
     if node is None or any(out is t for t in inputs):
         return out
-    tied = tuple((edge_of(t), tuple(t.shape), t.dtype.name) for t in inputs
+    tied = tuple((engine.edge_of(t), tuple(t.shape), t.dtype.name) for t in inputs
                  if isinstance(t, Tensor) and t._rg)
     if tied:
         node.records_inputs = tied
@@ -47,7 +48,6 @@ def link(node, outs) -> tuple:
     no graph made a recorded, locally constant function of what ``node`` records: its
     inputs (``records_inputs = True``), those at the given positions (a tuple of ints), or
     a composite's inputs (``(edge, shape, dtype)`` triples, set by :func:`records`)."""
-    from plugrad.core.autograd.record import _sequence
     spec = node.records_inputs
     if spec is True or isinstance(spec[0], int):
         spec = tuple((e, tuple(o.shape), o.dtype.name)
@@ -67,3 +67,6 @@ def link(node, outs) -> tuple:
             o.grad_fn, o._rg = c, True
         fixed.append(o)
     return tuple(fixed)
+
+
+engine.link_constants = link

@@ -18,7 +18,7 @@ from heapq import heappop, heappush
 
 from plugrad.core import dtypes as _dt
 from plugrad.core import tracing
-from plugrad.core.autograd import anomaly, constant_grads
+from plugrad.core.autograd import anomaly
 from plugrad.core.autograd.grad_ops import to_inputs
 from plugrad.core.autograd.node import AccumulateGrad
 from plugrad.core.grad_mode import _state
@@ -28,6 +28,9 @@ from plugrad.core.tensor import Tensor, _wrap
 #: ops for that table's device type. Set by :mod:`plugrad.core.ops.tensor_ops` (the ops sit
 #: above the engine, which must not import them).
 tensor_ops_for = None
+#: ``link_constants(node, outs)``: see :mod:`plugrad.core.autograd.constant_grads`, which
+#: sets it (it sits above the engine)
+link_constants = None
 
 
 def edge_of(t):
@@ -127,7 +130,7 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
                     if node.meta is not None:
                         outs = to_inputs(F, outs, node.meta)
                     if node.records_inputs:
-                        outs = constant_grads.link(node, outs)
+                        outs = link_constants(node, outs)
                 else:
                     outs = node.grad(node.k, g, *node.arrays)
                     if node.meta is not None:
@@ -265,7 +268,7 @@ def _apply(node, g, tensor_mode: bool):
     if node.meta is not None:
         outs = to_inputs(F, outs, node.meta)
     if tensor_mode and node.records_inputs:
-        outs = constant_grads.link(node, outs)
+        outs = link_constants(node, outs)
     return outs
 
 
