@@ -13,7 +13,8 @@ import math
 import warnings
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.errors import (DTypeError, ShapeError, broadcast_shapes, check_device,
+from plugrad.core.errors import (DTypeError, DTypeNotImplementedError, ShapeError,
+                                  broadcast_shapes, check_device,
                                   no_bool_kernel, shape_str)
 from plugrad.core.factories import tensor, zeros
 from plugrad.core.grad_mode import no_grad
@@ -73,7 +74,11 @@ def kron(a, b):
 
 @op("inner", method="inner")
 def inner(a, b):
-    """Sum of products over the last dims (a 0-d operand multiplies)."""
+    """Sum of products over the last dims (a 0-d operand multiplies). Bool operands are
+    refused whatever their shapes (PyTorch refuses them except for a 0-d operand)."""
+    if a.dtype is _dt.bool_ or b.dtype is _dt.bool_:
+        raise DTypeNotImplementedError("inner: not implemented for 'Bool' tensors (as in "
+                                       "PyTorch; convert with .long() or .float() first)")
     if a.ndim == 0 or b.ndim == 0:
         return a.mul(b)
     if a.shape[-1] != b.shape[-1]:
