@@ -104,6 +104,13 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.binary_cross_entropy', 'cpu', 'float64', family='zeros',
                        seed=18008)),
     # ------------------------------------------------------------ dtypes torch accepts
+    Known(("inner",), "error/raise", dtype="bool",
+          torch="inner with a 0-d operand is a product and works for bool; with vectors it "
+                "raises (no bool kernel)",
+          plugrad="refuses bool inner operands of every shape",
+          why="deliberate: one rule for every shape (the op database declares a dtype for all "
+              "samples or none); the 0-d bool product is mul",
+          example=Case('inner', 'cpu', 'bool', sample=11, family='special', seed=305872)),
     Known(("mm", "mv", "bmm", "matmul", "addmm", "baddbmm", "tensordot"), "error/raise",
           dtype="bool",
           torch="a bool product with an empty operand returns an empty (or False) result: "
