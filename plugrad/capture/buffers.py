@@ -4,7 +4,7 @@ becomes that call's output buffer, where the backend has an in-place form of the
 (for large activations, one fewer pass of page faults and memory traffic)."""
 from __future__ import annotations
 
-from plugrad.capture.program import IMPURE, Program, Ref
+from plugrad.capture.program import IMPURE, Program, Ref, refs
 
 #: Kernels whose result is a new array (never a view of an argument), for a NumPy-like
 #: backend; anything else may return a view and so aliases its arguments.
@@ -13,16 +13,6 @@ FRESH = frozenset({"matmul", "add", "sub", "mul", "div", "maximum", "minimum", "
                    "softmax", "log_softmax", "layer_norm", "conv2d"})
 #: Where the result equals the kernel with its two operands swapped, bit for bit.
 COMMUTATIVE = frozenset({"add", "mul"})
-
-
-def _refs(args):
-    for a in args:
-        if isinstance(a, Ref):
-            yield a.slot
-        elif isinstance(a, (tuple, list)):
-            yield from _refs(a)
-        elif isinstance(a, dict):
-            yield from _refs(tuple(a.values()))
 
 
 def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
@@ -42,7 +32,7 @@ def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
     owned = set()
     for ins in prog.instrs:
         outs = ins.outs if isinstance(ins.outs, tuple) else (ins.outs,)
-        args = list(_refs(ins.args)) + list(_refs(tuple(ins.kwargs.values())))
+        args = list(refs(ins.args)) + list(refs(tuple(ins.kwargs.values())))
         if ins.name in FRESH and ins.name not in IMPURE:
             owned.update(o for o in outs if o is not None)
         else:  # may be a view of (or the same object as) an argument
@@ -54,7 +44,7 @@ def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
                  + [w.slot for w in prog.writes] + [c for ch in prog.checks for c in ch.slots]}
     last_use: dict = {}
     for i, ins in enumerate(prog.instrs):
-        for s in list(_refs(ins.args)) + list(_refs(tuple(ins.kwargs.values()))):
+        for s in list(refs(ins.args)) + list(refs(tuple(ins.kwargs.values()))):
             last_use[find(s)] = i
     rewritten = 0
     for i, ins in enumerate(prog.instrs):
@@ -72,7 +62,7 @@ def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
                     getattr(out_meta[1], "kind", "") != "f":
                 continue
             others = [x for j, x in enumerate(ins.args) if j != pos]
-            if any(find(s) == g for s in _refs(others)):
+            if any(find(s) == g for s in refs(others)):
                 continue  # the operand is read again in this very call
             ins.args = (a, *others)
             ins.fn, ins.name = form, f"{ins.name}_into"

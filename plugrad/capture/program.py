@@ -189,21 +189,22 @@ def simplify(prog: Program) -> Program:
         if not impure and not any(o in live for o in outs if o is not None):
             continue
         kept.append(ins)
-        _collect_refs(ins.args, live)
-        _collect_refs(tuple(ins.kwargs.values()), live)
+        live.update(refs(ins.args))
+        live.update(refs(tuple(ins.kwargs.values())))
     kept.reverse()
     prog.instrs = kept
     return prog
 
 
-def _collect_refs(args, into: set) -> None:
+def refs(args):
+    """The slots an instruction's arguments name, nested tuples, lists and dicts included."""
     for a in args:
         if isinstance(a, Ref):
-            into.add(a.slot)
+            yield a.slot
         elif isinstance(a, (tuple, list)):
-            _collect_refs(a, into)
+            yield from refs(a)
         elif isinstance(a, dict):
-            _collect_refs(tuple(a.values()), into)
+            yield from refs(tuple(a.values()))
 
 
 # ---------------------------------------------------------------------- code generation

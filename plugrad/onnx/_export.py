@@ -12,6 +12,7 @@ import functools
 import inspect
 import warnings
 
+from plugrad.capture.program import refs
 from plugrad.core.tensor import Tensor
 from plugrad.onnx import _trace
 from plugrad.onnx._graph import Graph, onnx_type
@@ -64,19 +65,8 @@ def live_slots(prog, outputs) -> set:
     for ins in reversed(prog.instrs):
         outs = ins.outs if isinstance(ins.outs, tuple) else (ins.outs,)
         if any(o in live for o in outs if o is not None):
-            _trace_refs(ins.args, live)
+            live.update(refs(ins.args))
     return live
-
-
-def _trace_refs(args, into):
-    from plugrad.capture.program import Ref
-    for a in args:
-        if isinstance(a, Ref):
-            into.add(a.slot)
-        elif isinstance(a, (tuple, list)):
-            _trace_refs(a, into)
-        elif isinstance(a, dict):
-            _trace_refs(tuple(a.values()), into)
 
 
 def trace_model(model, args, kwargs, tensors, names, spec):

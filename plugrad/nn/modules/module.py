@@ -348,8 +348,7 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> Module:
-        """``to(device)``, ``to(dtype)`` (floating tensors only), ``to(device, dtype)``,
-        ``to(tensor)``."""
+        """``to(device)``, ``to(dtype)`` (floating only), ``to(device, dtype)``, ``to(t)``."""
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
