@@ -169,16 +169,19 @@ def _hyperparameter_names(opt) -> list:
 def _module_key(obj):
     mods = list(obj.modules())
     return ("M", id(obj), tuple(m.training for m in mods),
-            any(m._forward_hooks or m._forward_pre_hooks for m in mods),
+            _has_hooks(mods),
             tuple((id(p), p._rg) for p in obj.parameters()))
+
+
+def _has_hooks(mods) -> bool:
+    return any(m._forward_hooks or m._forward_pre_hooks for m in mods)
 
 
 def hooked(watched) -> bool:
     """Whether a watched module has hooks (a replay would not call them)."""
     for entry in watched:
         obj = value_of(entry)
-        if _is_module(obj) and any(m._forward_hooks or m._forward_pre_hooks
-                                   for m in obj.modules()):
+        if _is_module(obj) and _has_hooks(list(obj.modules())):
             return True
     return False
 
