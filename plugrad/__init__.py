@@ -25,6 +25,12 @@ from plugrad.core.random import (Generator, bernoulli, default_generator, initia
                                  randint_like, randn, randn_like, randperm, seed)
 from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
+from plugrad.core import queries as _queries  # noqa: E402 - queries, constants, torch.abs_ ...
+from plugrad.core.queries import (asarray, broadcast_shapes, can_cast, dtype, e,  # noqa: E402
+                                  frombuffer, inf, is_complex, is_conj, is_neg, is_nonzero,
+                                  is_same_size, is_signed, is_warn_always_enabled, nan,
+                                  newaxis, pi, range, result_type, scalar_tensor,
+                                  set_warn_always)
 from plugrad.legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor,  # noqa: E402
                             DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor,
                             ShortTensor)
@@ -36,6 +42,9 @@ from plugrad.torch_alias import install_torch_alias, uninstall_torch_alias  # no
 from plugrad.amp.autocast_mode import (autocast, get_autocast_dtype,  # noqa: E402
                                        is_autocast_available, is_autocast_enabled,
                                        set_autocast_dtype, set_autocast_enabled)
+
+globals().update(_queries.inplace_functions())
+_queries.bind_tensor_queries()
 
 half, double, long, short = float16, float64, int64, int16
 dtype = DType  # torch.dtype: the class of every dtype (isinstance checks, annotations)
@@ -49,6 +58,18 @@ _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", 
                     "accelerator", "jit"}
 
 
+#: ``torch.conv2d``, ``torch.dropout``, ... (plugrad/_nn_spellings.py): loaded with nn on first use
+_NN_SPELLINGS = frozenset("""conv1d conv2d conv_transpose1d conv_transpose2d
+    convolution max_pool1d max_pool2d max_pool1d_with_indices
+    avg_pool1d adaptive_avg_pool1d adaptive_max_pool1d layer_norm group_norm rms_norm batch_norm
+    instance_norm dropout dropout_ alpha_dropout alpha_dropout_ feature_dropout feature_dropout_
+    feature_alpha_dropout feature_alpha_dropout_ selu selu_ celu celu_ rrelu rrelu_ threshold
+    threshold_ hardshrink prelu relu_ pixel_shuffle pixel_unshuffle bilinear embedding
+    embedding_renorm_ constant_pad_nd kl_div poisson_nll_loss margin_ranking_loss
+    hinge_embedding_loss cosine_embedding_loss triplet_margin_loss
+    binary_cross_entropy_with_logits rnn_tanh_cell rnn_relu_cell lstm_cell gru_cell""".split())
+
+
 def __getattr__(name):
     """``plugrad.nn`` and friends load on first use, so ``import plugrad`` stays light."""
     if name in _LAZY_SUBMODULES:
@@ -60,6 +81,11 @@ def __getattr__(name):
         import importlib
         fn = globals()[name] = importlib.import_module("plugrad.compiler").compile
         return fn
+    if name in _NN_SPELLINGS:  # (imported by name, as the lazy submodules above)
+        import importlib
+        value = getattr(importlib.import_module("plugrad._nn_spellings"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'plugrad' has no attribute {name!r}")
 
 

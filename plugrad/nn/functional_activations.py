@@ -126,8 +126,8 @@ def hardsigmoid(input, inplace: bool = False):
 
 def hardshrink(input, lambd: float = 0.5):
     _expect("hardshrink", input)
-    return _named(_records(plugrad.where((input >= -lambd) & (input <= lambd), input * 0.0,
-                                         input), input), "HardshrinkBackward0")
+    inside = (input >= -lambd) & (input <= lambd)  # -> +0.0 (as PyTorch), not input * 0
+    return _named(_records(input.where(~inside, 0.0), input), "HardshrinkBackward0")
 
 
 def softshrink(input, lambd: float = 0.5):

@@ -1518,6 +1518,10 @@ from plugrad.testing import _opdb_programs  # noqa: E402,F401 - spellings progra
 
 NOT_OPS.update(NOT_OPS_TENSOR)
 
+from plugrad.testing._opdb_breadth2 import NOT_OPS_BREADTH2  # noqa: E402 - issue 15, round 2
+
+NOT_OPS.update(NOT_OPS_BREADTH2)
+
 
 # ====================================================================== lookup, coverage
 def ops(kind: str | None = None) -> list[OpInfo]:

@@ -79,7 +79,7 @@ def add(a, b, *, alpha=1):
     return _add_like("add", AddBackward0, a, b, alpha)
 
 
-@op("sub subtract", method="sub subtract", inplace="sub_", dunder="__sub__",
+@op("sub subtract", method="sub subtract", inplace="sub_ subtract_", dunder="__sub__",
     augmented="__isub__", fast_inplace="sub")
 def sub(a, b, *, alpha=1):
     return _add_like("sub", SubBackward0, a, b, alpha)
@@ -97,7 +97,7 @@ class MulBackward0(Node):
         return (F.mul(g, b) if self.next[0] else None), (F.mul(g, a) if self.next[1] else None)
 
 
-@op("mul multiply", method="mul multiply", inplace="mul_", dunder="__mul__ __rmul__",
+@op("mul multiply", method="mul multiply", inplace="mul_ multiply_", dunder="__mul__ __rmul__",
     augmented="__imul__", fast_inplace="mul")
 def mul(a, b):
     k, dev, dt, ad, bd = binary_operands("mul", a, b)
@@ -140,7 +140,8 @@ def _float_operands(name, a, b):
     return k, dev, dt, ad, bd
 
 
-@op("div divide true_divide", method="div divide true_divide", inplace="div_",
+@op("div divide true_divide", method="div divide true_divide",
+    inplace="div_ divide_ true_divide_",
     dunder="__truediv__", augmented="__itruediv__", fast_inplace="div")
 def div(a, b, *, rounding_mode=None):
     if rounding_mode == "floor":

@@ -22,27 +22,28 @@ def _compare(name, kernel, a, b):
     return _wrap(out, _dt.bool_, dev, k)
 
 
-@op("eq", method="eq", dunder="__eq__")
+@op("eq", method="eq", inplace="eq_", dunder="__eq__")
 def eq(a, b): return _compare("eq", "eq", a, b)
 
 
-@op("ne not_equal", method="ne not_equal", dunder="__ne__")
+@op("ne not_equal", method="ne not_equal", inplace="ne_ not_equal_", dunder="__ne__")
 def ne(a, b): return _compare("ne", "ne", a, b)
 
 
-@op("lt less", method="lt less", dunder="__lt__")
+@op("lt less", method="lt less", inplace="lt_ less_", dunder="__lt__")
 def lt(a, b): return _compare("lt", "lt", a, b)
 
 
-@op("le less_equal", method="le less_equal", dunder="__le__")
+@op("le less_equal", method="le less_equal", inplace="le_ less_equal_", dunder="__le__")
 def le(a, b): return _compare("le", "le", a, b)
 
 
-@op("gt greater", method="gt greater", dunder="__gt__")
+@op("gt greater", method="gt greater", inplace="gt_ greater_", dunder="__gt__")
 def gt(a, b): return _compare("gt", "gt", a, b)
 
 
-@op("ge greater_equal", method="ge greater_equal", dunder="__ge__")
+@op("ge greater_equal", method="ge greater_equal", inplace="ge_ greater_equal_",
+    dunder="__ge__")
 def ge(a, b): return _compare("ge", "ge", a, b)
 
 
@@ -54,15 +55,15 @@ def _logical(name, kernel, a, b):
     return _wrap(getattr(k, kernel)(ad, bd), _dt.bool_, dev, k)
 
 
-@op("logical_and", method="logical_and")
+@op("logical_and", method="logical_and", inplace="logical_and_")
 def logical_and(a, b): return _logical("logical_and", "logical_and", a, b)
 
 
-@op("logical_or", method="logical_or")
+@op("logical_or", method="logical_or", inplace="logical_or_")
 def logical_or(a, b): return _logical("logical_or", "logical_or", a, b)
 
 
-@op("logical_xor", method="logical_xor")
+@op("logical_xor", method="logical_xor", inplace="logical_xor_")
 def logical_xor(a, b): return _logical("logical_xor", "logical_xor", a, b)
 
 

@@ -21,7 +21,7 @@ from plugrad.core.tensor import Tensor
 
 # In-place ops that change the shape (a metadata change in PyTorch): the tensor takes the
 # new array instead of having its elements overwritten.
-_RESHAPING = frozenset({"t_", "transpose_", "squeeze_", "unsqueeze_"})
+_RESHAPING = frozenset({"t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_"})
 
 
 def _check_leaf(op, x):

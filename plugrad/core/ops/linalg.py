@@ -163,7 +163,7 @@ def outer(a, b):
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 
-@op("addmm", method="addmm")
+@op("addmm", method="addmm", inplace="addmm_")
 def addmm(bias, a, b, *, beta=1, alpha=1):
     if _ac.active: bias, a, b = _ac.autocast_args("addmm", bias, a, b)
     _check_addmm("addmm", bias, a, b, 2)
@@ -173,7 +173,7 @@ def addmm(bias, a, b, *, beta=1, alpha=1):
     return out + (bias if beta == 1 else bias * beta)
 
 
-@op("baddbmm", method="baddbmm")
+@op("baddbmm", method="baddbmm", inplace="baddbmm_")
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
     if _ac.active: bias, a, b = _ac.autocast_args("baddbmm", bias, a, b)
     _check_addmm("baddbmm", bias, a, b, 3)

@@ -183,7 +183,8 @@ def permute(x, *dims):
                    Permute(axes, inverse))
 
 
-@op("transpose swapaxes swapdims", method="transpose swapaxes swapdims", inplace="transpose_")
+@op("transpose swapaxes swapdims", method="transpose swapaxes swapdims",
+    inplace="transpose_ swapaxes_ swapdims_")
 def transpose(x, dim0, dim1):
     n = x.ndim
     if n == 0:

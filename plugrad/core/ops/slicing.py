@@ -71,7 +71,7 @@ def slice_scatter(dst, key, value):
     return _assign(dst, full_key(key, dst._data.shape), value)
 
 
-@op("slice_scatter", name="slice_scatter_public")
+@op("slice_scatter", method="slice_scatter", name="slice_scatter_public")
 def slice_scatter_public(input, src, dim=0, start=None, end=None, step=1):
     """PyTorch's ``torch.slice_scatter``: ``input`` with ``input[..., start:end:step] = src``
     along ``dim``."""

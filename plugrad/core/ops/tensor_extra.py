@@ -5,3 +5,6 @@ from plugrad.core.ops import arrange  # noqa: F401
 from plugrad.core.ops import products  # noqa: F401
 from plugrad.core.ops import scatter_ops  # noqa: F401
 from plugrad.core.ops import compat  # noqa: F401 - spellings real programs use (issue 14)
+from plugrad.core.ops import math_more  # noqa: F401
+from plugrad.core.ops import tensor_more  # noqa: F401
+from plugrad.core.ops import numeric_more  # noqa: F401

@@ -70,7 +70,8 @@ def unary(name, kernel=None, *, grad, saves="input", float_only=True, inplace=Tr
     fn.node = node_cls
     if not declare:
         return fn
-    return op(torch or name, method=method or name, inplace=name + "_" if inplace else None,
+    spell = inplace if isinstance(inplace, str) else name + "_"  # or its spellings, given
+    return op(torch or name, method=method or name, inplace=spell if inplace else None,
               dunder=dunder, name=name)(fn)
 
 
@@ -82,7 +83,7 @@ _neg = unary("neg", grad=lambda F, g, s: F.neg(g), saves="none", float_only=Fals
              declare=False)
 
 
-@op("neg negative", method="neg negative", inplace="neg_", dunder="__neg__")
+@op("neg negative", method="neg negative", inplace="neg_ negative_", dunder="__neg__")
 def neg(x):
     if isinstance(x, Tensor) and x.dtype is _dt.bool_:
         raise DTypeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
@@ -103,7 +104,7 @@ _abs = unary("abs", grad=lambda F, g, x: F.mul(g, F.sign(x)), float_only=False,
              declare=False)
 
 
-@op("abs absolute", method="abs absolute", inplace="abs_", dunder="__abs__")
+@op("abs absolute", method="abs absolute", inplace="abs_ absolute_", dunder="__abs__")
 def abs(x):
     _no_bool("abs", x)
     return _abs(x)
@@ -185,7 +186,7 @@ def trunc(x):
 
 
 # ---------------------------------------------------------------------- composites
-@op("rsqrt", method="rsqrt")
+@op("rsqrt", method="rsqrt", inplace="rsqrt_")
 @half_in_float32
 def rsqrt(x):
     return 1.0 / sqrt(x)
@@ -205,25 +206,25 @@ def square(x):
     return x * x
 
 
-@op("log2", method="log2")
+@op("log2", method="log2", inplace="log2_")
 @half_in_float32
 def log2(x):
     return log(x) * (1.0 / math.log(2.0))
 
 
-@op("log10", method="log10")
+@op("log10", method="log10", inplace="log10_")
 @half_in_float32
 def log10(x):
     return log(x) * (1.0 / math.log(10.0))
 
 
-@op("exp2", method="exp2")
+@op("exp2", method="exp2", inplace="exp2_")
 @half_in_float32
 def exp2(x):
     return exp(x * math.log(2.0))
 
 
-@op("tan", method="tan")
+@op("tan", method="tan", inplace="tan_")
 @half_in_float32
 def tan(x):
     return sin(x) / cos(x)

@@ -1,0 +1,279 @@
+"""More elementwise math PyTorch users reach for: ``fmax``/``fmin``, ``gcd``/``lcm``,
+``heaviside``, ``signbit``, ``isposinf``/``isneginf``, ``nan_to_num``, ``frexp``/``ldexp``,
+``nextafter``, ``i0``, ``mvlgamma``, and the complex-number spellings a real tensor answers
+(``conj``, ``real``, ``sgn``, ``isreal``, ...).
+
+All are compositions of differentiable ops (no kernel, no node of their own), so every
+backend has them and their gradients are those of the ops they compose: ``fmax``'s goes to
+the operand it picked, ``frexp``'s mantissa gets ``g / 2**exponent``, as in PyTorch.
+"""
+from __future__ import annotations
+
+import math
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.errors import DTypeError, c_dtype_name
+from plugrad.core.grad_mode import no_grad
+from plugrad.core.ops._dims import return_type
+from plugrad.core.ops.declare import op
+from plugrad.core.ops.shape import broadcast_tensors
+from plugrad.core.tensor import Tensor
+
+_frexp_result = return_type("frexp", "mantissa", "exponent")
+
+#: precision (mantissa bits incl. the implicit one) and the least normal exponent, by dtype
+_FLOAT_BITS = {"float16": (11, -14), "bfloat16": (8, -126), "float32": (24, -126),
+               "float64": (53, -1022)}
+
+
+def _floating(op_name, *xs):
+    for x in xs:
+        if isinstance(x, Tensor) and not x.dtype.is_floating_point:
+            raise DTypeError(f"{op_name}: expected a floating point tensor, got "
+                             f"{c_dtype_name(x.dtype)}")
+
+
+def _to_float(x):
+    return x if x.dtype.is_floating_point else x.to(_dt.get_default_dtype())
+
+
+# ---------------------------------------------------------------------- NaN-ignoring extrema
+@op("fmax", method="fmax")
+def fmax(input, other):
+    """The larger of the two, ignoring a NaN (NaN only where both are); ties go to ``input``."""
+    pick = (input >= other).logical_or(other.isnan())
+    return input.where(pick, other)
+
+
+@op("fmin", method="fmin")
+def fmin(input, other):
+    """The smaller of the two, ignoring a NaN (NaN only where both are); ties go to ``input``."""
+    pick = (input <= other).logical_or(other.isnan())
+    return input.where(pick, other)
+
+
+# ---------------------------------------------------------------------- integer math
+def _integers(op_name, a, b):
+    for x in (a, b):
+        if isinstance(x, Tensor) and (x.dtype.is_floating_point or x.dtype is _dt.bool_):
+            raise DTypeError(f"{op_name}: not implemented for '{c_dtype_name(x.dtype)}' "
+                             f"(integer tensors only)")
+
+
+@op("gcd", method="gcd", inplace="gcd_")
+def gcd(input, other):
+    """Greatest common divisor (non-negative; ``gcd(0, 0) == 0``), Euclid's algorithm run
+    on every element at once until all remainders are 0."""
+    _integers("gcd", input, other)
+    dt = _dt.promote_types(input.dtype, other.dtype)
+    a, b = broadcast_tensors(input.abs().to(dt), other.abs().to(dt))
+    while bool((b != 0).any()):
+        safe = b.where(b != 0, 1)
+        a, b = b.where(b != 0, a), (a % safe).where(b != 0, 0)
+    return a
+
+
+@op("lcm", method="lcm", inplace="lcm_")
+def lcm(input, other):
+    """Least common multiple (non-negative; 0 where either is 0)."""
+    _integers("lcm", input, other)
+    g = gcd(input, other)
+    safe = g.where(g != 0, 1)
+    return (input.abs() // safe * other.abs()).where(g != 0, 0)
+
+
+# ---------------------------------------------------------------------- sign and classes
+@op("heaviside", method="heaviside", inplace="heaviside_")
+def heaviside(input, values):
+    """0 below 0, 1 above, ``values`` at 0 (no gradient, as in PyTorch)."""
+    if isinstance(values, Tensor) and values.dtype is not input.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
+                           f"dtypes (got {c_dtype_name(input.dtype)} and "
+                           f"{c_dtype_name(values.dtype)})")
+    with no_grad():
+        one = (input > 0).to(input.dtype)
+        return values.where(input == 0, one).to(input.dtype)
+
+
+@op("isposinf", method="isposinf")
+def isposinf(input):
+    return input.isinf().logical_and(input > 0)
+
+
+@op("isneginf", method="isneginf")
+def isneginf(input):
+    return input.isinf().logical_and(input < 0)
+
+
+@op("signbit", method="signbit")
+def signbit(input):
+    """True where the sign bit is set (``-0.0`` and negative NaN included)."""
+    if input.dtype is _dt.bool_:
+        return input.new_zeros(input.shape, dtype=_dt.bool_)
+    if not input.dtype.is_floating_point:
+        return input < 0
+    with no_grad():
+        return input.new_ones(()).copysign(input) < 0
+
+
+@op("sgn", method="sgn", inplace="sgn_")
+def sgn(input):
+    """``sign`` (for a real tensor, ``x / |x|`` is its sign)."""
+    return input.sign()
+
+
+@op("positive", method="positive")
+def positive(input):
+    if input.dtype is _dt.bool_:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@op("isreal", method="isreal")
+def isreal(input):
+    """A real tensor is real everywhere."""
+    return input.new_ones(input.shape, dtype=_dt.bool_)
+
+
+@op("conj resolve_conj resolve_neg conj_physical",
+    method="conj resolve_conj resolve_neg conj_physical", inplace="conj_physical_")
+def conj(input):
+    """A real tensor is its own conjugate (the tensor itself, as PyTorch returns it)."""
+    return input
+
+
+@op("real")
+def real(input):
+    """The real part of a real tensor: the tensor itself (``Tensor.real`` is a property)."""
+    return input
+
+
+@op("imag")
+def imag(input):
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+# PyTorch's properties (no method table has properties; they are bound here, beside the ops)
+Tensor.real = property(real)
+Tensor.imag = property(imag)
+
+
+@op("adjoint", method="adjoint")
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"adjoint() is only supported for matrices or batches of matrices, "
+                           f"got a {input.ndim}-d tensor")
+    return input.transpose(-2, -1)
+
+
+# ---------------------------------------------------------------------- floating point
+def _exp2_exact(e, dtype):
+    two = e.new_full((), 2.0, dtype=_dt.float64)
+    return two.pow(e.to(_dt.float64)).to(dtype)
+
+
+@op("frexp", method="frexp")
+def frexp(input):
+    """``(mantissa, exponent)`` with ``input == mantissa * 2**exponent`` and ``0.5 <=
+    |mantissa| < 1`` (0, inf and NaN keep their value with exponent 0); ``exponent`` is
+    int32. The exponent is found from ``log2`` and corrected by one step either way."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.frexp() only supports floating-point dtypes, got "
+                           f"{c_dtype_name(input.dtype)}")
+    with no_grad():
+        x = input.to(_dt.float64)
+        ax = x.abs()
+        plain = (ax > 0).logical_and(ax.isfinite())
+        e = ax.where(plain, 1.0).log2().floor().to(_dt.int64) + 1
+        lo, hi = e // 2, e - e // 2  # two factors, each a finite power of two
+        m = x * _exp2_exact(-lo, _dt.float64) * _exp2_exact(-hi, _dt.float64)
+        up = m.abs() >= 1.0
+        m, e = m.where(~up, m * 0.5), e + up.to(_dt.int64)
+        down = (m.abs() < 0.5).logical_and(plain)
+        m, e = m.where(~down, m * 2.0), e - down.to(_dt.int64)
+        e = e.where(plain, 0)
+        s1, s2 = _exp2_exact(-(e // 2), _dt.float64), _exp2_exact(-(e - e // 2), _dt.float64)
+    # (each factor is finite where their product may not be, nor fit input's dtype)
+    mantissa = input * s1 * s2 if input.dtype is _dt.float64 else \
+        (input.to(_dt.float64) * s1 * s2).to(input.dtype)
+    mantissa = mantissa.where(plain, input)
+    return _frexp_result(mantissa, e.to(_dt.int32))
+
+
+@op("ldexp", method="ldexp", inplace="ldexp_")
+def ldexp(input, other):
+    """``input * 2**other`` (promoting to floating point, as PyTorch's)."""
+    dt = _dt.promote_types(input.dtype, other.dtype)
+    dt = dt if dt.is_floating_point else _dt.get_default_dtype()
+    return input.to(dt) * other.new_full((), 2.0, dtype=dt).pow(other)
+
+
+@op("nextafter", method="nextafter", inplace="nextafter_")
+def nextafter(input, other):
+    """The next floating-point value after ``input`` towards ``other``: ``input`` plus or
+    minus one unit in the last place (half a unit stepping down from a power of two)."""
+    _floating("nextafter", input, other)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"nextafter: expected both inputs to have the same dtype, got "
+                           f"{c_dtype_name(input.dtype)} and {c_dtype_name(other.dtype)}")
+    p, emin = _FLOAT_BITS[input.dtype.name]
+    from plugrad.core.type_info import finfo
+    big = finfo(input.dtype).max
+    tiny = 2.0 ** (emin - p + 1)  # the least subnormal
+    with no_grad():
+        x, y = broadcast_tensors(input, other)
+        m, e = frexp(x.where(x.isfinite(), 1.0))
+        e = e.to(_dt.int64)
+        up = y > x
+        away = up.logical_and(x > 0).logical_or((~up).logical_and(x < 0))
+        power_of_two = m.abs() == 0.5
+        step_e = e.clamp_min(emin + 1) - p
+        step_e = step_e.where(away.logical_or(~power_of_two).logical_or(e <= emin + 1),
+                              step_e - 1)
+        ulp = _exp2_exact(step_e, x.dtype)
+        out = x.where(~up, x + ulp).where(up, x - ulp)
+        out = out.where(x != 0, x.new_full((), tiny).where(up, -tiny))
+        out = out.where(~x.isinf(), x.sign() * big)
+        out = out.where(x != y, y)
+        return out.where(~(x.isnan().logical_or(y.isnan())), math.nan)
+
+
+# ---------------------------------------------------------------------- special functions
+@op("i0", method="i0", inplace="i0_")
+def i0(input):
+    """The modified Bessel function of order 0: its power series up to ``|x| = 50`` (all
+    terms positive, 80 of them), the asymptotic series above."""
+    x = _to_float(input)
+    ax = x.abs()
+    small = ax <= 50.0
+    xs = ax.where(small, 0.0)
+    q = xs * xs * 0.25
+    term, total = x.new_ones(()), x.new_ones(())
+    for k in range(1, 80):
+        term = term * q / float(k * k)
+        total = total + term
+    xl = ax.where(~small, 51.0)
+    z = 1.0 / (8.0 * xl)
+    series = term = 1.0
+    for k in range(1, 17):  # each term from the last (no huge coefficient meets exp(x))
+        term = term * z * ((2 * k - 1) ** 2 / k)
+        series = series + term
+    large = xl.exp() / (2.0 * math.pi * xl).sqrt() * series
+    return total.where(small, large)
+
+
+@op("mvlgamma", method="mvlgamma", inplace="mvlgamma_")
+def mvlgamma(input, p):
+    """The log of the multivariate gamma function of dimension ``p``."""
+    if p < 1:
+        raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1 (got {p})")
+    if input.dtype is _dt.bool_:
+        raise RuntimeError("mvlgamma: not implemented for 'Bool' tensors")
+    x = _to_float(input)
+    if bool((x <= (p - 1) / 2).any()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 (p = {p})")
+    out = x.lgamma()
+    for i in range(1, p):
+        out = out + (x - i / 2).lgamma()
+    return out + p * (p - 1) / 4 * math.log(math.pi)

@@ -1,0 +1,384 @@
+"""Numerical helpers PyTorch has at the top level: ``cov``/``corrcoef``, ``trapezoid``
+(``trapz``, ``cumulative_trapezoid``), ``vander``, ``addmv``/``addr``/``addbmm``,
+``chain_matmul``, ``dist``, ``renorm``, ``isin``, ``histogram``, the ``*_norm`` legacy
+spellings, and the window functions (``hann_window``, ...).
+
+Compositions of differentiable ops: their gradients are the composed ops' rules (``vander``
+is a cumulative product, as PyTorch's, so the gradient at 0 is finite).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from plugrad.core import dtypes as _dt
+from plugrad.core.errors import broadcast_shapes, shape_str
+from plugrad.core.factories import tensor, zeros
+from plugrad.core.ops._dims import return_type
+from plugrad.core.ops.declare import op
+from plugrad.core.ops.join import cat
+from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.linalg_extra import matrix_norm, multi_dot, vector_norm
+from plugrad.core.tensor import Tensor, _wrap_dim
+
+_histogram_result = return_type("histogram", "hist", "bin_edges")
+
+
+def _float(x):
+    return x if x.dtype.is_floating_point else x.to(_dt.get_default_dtype())
+
+
+def _no_bool(name, *xs):
+    for x in xs:
+        if isinstance(x, Tensor) and x.dtype is _dt.bool_:
+            raise RuntimeError(f"{name}: not implemented for 'Bool' tensors")
+
+
+# ---------------------------------------------------------------------- statistics
+@op("cov", method="cov")
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance of the rows (variables) over the columns (observations), weighted by
+    integer frequencies and/or observation weights, as ``numpy.cov``."""
+    _no_bool("cov", input)
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    x = _float(input)
+    x = x.reshape(1, -1) if x.ndim < 2 else x
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        if fweights.dtype.is_floating_point:
+            raise RuntimeError("cov(): expected fweights to have integral dtype")
+        w = fweights
+    if aweights is not None:
+        if not aweights.dtype.is_floating_point:
+            raise RuntimeError("cov(): expected aweights to have floating point dtype")
+        w = aweights if w is None else w * aweights
+    if w is None:
+        avg = x.mean(1)
+        w_sum = x.new_full((), float(n))
+        norm = w_sum - correction
+    else:
+        w = w.to(x.dtype)
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights.to(x.dtype)).sum() / w_sum
+    if bool(norm <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.")
+        norm = norm.clamp_min(0.0)
+    xm = x - avg.unsqueeze(1)
+    xw = xm if w is None else xm * w
+    c = matmul(xw, xm.transpose(0, 1)) / norm
+    return c.squeeze() if input.ndim < 2 or x.shape[0] == 1 else c
+
+
+@op("corrcoef", method="corrcoef")
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows, clipped to [-1, 1]."""
+    _no_bool("corrcoef", input)
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = c.diagonal().sqrt()
+    c = c / d.unsqueeze(1) / d.unsqueeze(0)
+    return c.clamp(-1.0, 1.0)
+
+
+# ---------------------------------------------------------------------- integration
+def _trapz_parts(y, x, dx, dim, name):
+    _no_bool(name, y, x)
+    axis = _wrap_dim(dim, y.ndim, name)
+    n = y.shape[axis]
+    left, right = y.narrow(axis, 0, max(n - 1, 0)), y.narrow(axis, min(1, n), max(n - 1, 0))
+    mid = (left + right) * 0.5
+    if x is None:
+        return mid * (1.0 if dx is None else dx), axis
+    if not isinstance(x, Tensor):
+        return mid * x, axis
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        d = x.diff()
+        shape = [1] * y.ndim
+        shape[axis] = -1
+        d = d.reshape(shape)
+    else:
+        d = x.diff(dim=axis)
+    return mid * d, axis
+
+
+@op("trapezoid")
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim`` (sample points ``x``, or spacing ``dx``)."""
+    if y.ndim == 0:
+        raise IndexError("trapezoid: Dimension out of range (expected to be in range of "
+                         "[-1, 0], but got -1)" if dim == -1 else f"trapezoid: dim {dim}")
+    parts, axis = _trapz_parts(y, x, dx, dim, "trapezoid")
+    return parts.sum(axis)
+
+
+@op("trapz")
+def trapz(y, x=None, *, dx=None, dim=-1):
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+@op("cumulative_trapezoid")
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal rule along ``dim`` (one fewer element than ``y`` there)."""
+    parts, axis = _trapz_parts(y, x, dx, dim, "cumulative_trapezoid")
+    return parts.cumsum(axis)
+
+
+# ---------------------------------------------------------------------- products
+@op("vander")
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-d tensor: columns ``x**(N-1), ..., x**0`` (or
+    increasing), made by a cumulative product, as PyTorch's."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dt = _dt.promote_types(x.dtype, _dt.int64)
+    if n == 0:
+        return x.new_zeros((x.shape[0], 0), dtype=dt)
+    ones = x.new_ones((x.shape[0], 1), dtype=dt)
+    if n == 1:
+        out = ones
+    else:
+        cols = x.to(dt).unsqueeze(1).expand(x.shape[0], n - 1)
+        out = cat([ones, cols.cumprod(1)], 1)
+    return out if increasing else out.flip(1)
+
+
+def _scaled_sum(name, input, product, beta, alpha):
+    out = product if alpha == 1 else product * alpha
+    if beta == 0:  # input ignored, its NaN and infinities included
+        return out.expand(_broadcast(name, input.shape, out.shape)).clone()
+    return out + (input if beta == 1 else input * beta)
+
+
+def _broadcast(name, a, b):
+    return broadcast_shapes(name, a, b)
+
+
+@op("addmv", method="addmv", inplace="addmv_")
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)`` (``input`` ignored, NaN included, if beta is 0)."""
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    _no_bool("addmv", input, mat, vec)
+    return _scaled_sum("addmv", input, matmul(mat, vec), beta, alpha)
+
+
+@op("addr", method="addr", inplace="addr_")
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D"
+                           if vec1.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    if vec1.dtype is _dt.bool_ and vec2.dtype is _dt.bool_ and input.dtype is _dt.bool_:
+        out = vec1.unsqueeze(1).logical_and(vec2.unsqueeze(0)).logical_and(bool(alpha))
+        return out.logical_or(input.logical_and(bool(beta)))  # PyTorch's logical form
+    return _scaled_sum("addr", input, vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
+
+
+@op("addbmm", method="addbmm", inplace="addbmm_")
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    if batch1.ndim != 3 or batch2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if batch1.ndim != 3 else
+                           "batch2 must be a 3D tensor")
+    _no_bool("addbmm", input, batch1, batch2)
+    return _scaled_sum("addbmm", input, matmul(batch1, batch2).sum(0), beta, alpha)
+
+
+@op("chain_matmul")
+def chain_matmul(*matrices):
+    """The product of the matrices (deprecated in PyTorch for ``linalg.multi_dot``)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                  "release. Use torch.linalg.multi_dot instead", UserWarning)
+    _no_bool("chain_matmul", *matrices)
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    return multi_dot(list(matrices))
+
+
+# ---------------------------------------------------------------------- norms
+@op("dist", method="dist")
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (all elements)."""
+    return vector_norm(input - other, p)
+
+
+@op("renorm", method="renorm", inplace="renorm_")
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to it."""
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported (p = {p})")
+    axis = _wrap_dim(dim, input.ndim, "renorm")
+    others = tuple(d for d in range(input.ndim) if d != axis)
+    norms = vector_norm(input, p, others, keepdim=True) if others else input.abs()
+    factor = (maxnorm / (norms + 1e-7)).where(norms > maxnorm, 1.0)
+    return input * factor
+
+
+@op("frobenius_norm")
+def frobenius_norm(input, dim, keepdim=False):
+    return vector_norm(input, 2, dim, keepdim)
+
+
+@op("nuclear_norm")
+def nuclear_norm(input, dim=(-2, -1), keepdim=False):
+    return matrix_norm(input, "nuc", dim, keepdim)
+
+
+@op("norm_except_dim")
+def norm_except_dim(v, pow=2, dim=0):
+    """The ``pow``-norm over every dim but ``dim`` (kept as size 1), as weight norm uses;
+    ``dim=-1`` is the norm of the whole tensor."""
+    if dim == -1:
+        return vector_norm(v, pow)
+    axis = _wrap_dim(dim, v.ndim, "norm_except_dim")
+    others = tuple(d for d in range(v.ndim) if d != axis)
+    return vector_norm(v, pow, others, keepdim=True)
+
+
+# ---------------------------------------------------------------------- membership, bins
+@op("isin")
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is among ``test_elements`` (either may be a number)."""
+    if not isinstance(elements, Tensor):
+        elements = test_elements.new_tensor(elements)
+    if not isinstance(test_elements, Tensor):
+        test_elements = elements.new_tensor(test_elements)
+    _no_bool("isin", elements, test_elements)
+    found = (elements.unsqueeze(-1) == test_elements.reshape(-1)).any(-1) \
+        if test_elements.numel() else elements.new_zeros(elements.shape, dtype=_dt.bool_)
+    return found.logical_not() if invert else found
+
+
+@op("histogram", method="histogram")
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """Counts (or ``weight`` sums) of ``input`` in ``bins`` equal bins over ``range`` (the
+    data's min and max by default), or in the bins a 1-d tensor of edges gives; the last bin
+    includes its right edge. Returns ``(hist, bin_edges)``."""
+    if input.dtype.name not in ("float32", "float64"):
+        raise RuntimeError(f"histogram: not implemented for '{input.dtype.name}' input "
+                           f"(float32 and float64 only, as in PyTorch)")
+    x = input.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.to(input.dtype)
+    else:
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = float(x.min()), float(x.max())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5  # numpy's and PyTorch's widening of an empty range
+        step = (hi - lo) / bins  # PyTorch's linspace: from both ends towards the middle
+        vals = [lo + step * i if i < (bins + 1) // 2 else hi - step * (bins - i)
+                for i in builtins_range(bins + 1)]
+        edges = tensor(vals, dtype=input.dtype, device=input.device)
+    nb = edges.shape[0] - 1
+    lo_e, hi_e = edges[0], edges[-1]
+    inside = (x >= lo_e).logical_and(x <= hi_e)
+    pos = (x.unsqueeze(1) >= edges[1:-1].unsqueeze(0)).sum(1) if nb > 1 else \
+        x.new_zeros(x.shape, dtype=_dt.int64)
+    w = x.new_ones(x.shape) if weight is None else weight.reshape(-1).to(input.dtype)
+    w = w.where(inside, 0.0)
+    hist = zeros((nb,), dtype=input.dtype, device=input.device).scatter_add(
+        0, pos.clamp(0, nb - 1), w)
+    if density:
+        widths = edges.diff()
+        hist = hist / (hist.sum() * widths)
+    return _histogram_result(hist.detach(), edges)
+
+
+# ---------------------------------------------------------------------- windows
+def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got "
+                           f"window_length={window_length}")
+    dt = _dt.get_default_dtype() if dtype is None else _dt.get_dtype(dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt.name}")
+    if window_length == 0:
+        vals = []
+    elif window_length == 1:
+        vals = [1.0]
+    else:
+        n = window_length + 1 if periodic else window_length
+        vals = [fn(i, n) for i in builtins_range(n)][:window_length]
+    return tensor(vals, dtype=dt, device=device, requires_grad=requires_grad)
+
+
+builtins_range = range
+
+
+def _cosine_sum(*coefs):
+    def fn(i, n):
+        return sum(c * (-1) ** k * math.cos(2 * math.pi * k * i / (n - 1))
+                   for k, c in enumerate(coefs))
+    return fn
+
+
+@op("hann_window")
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                requires_grad=False):
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   _cosine_sum(0.5, 0.5))
+
+
+@op("hamming_window")
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, requires_grad=False):
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   _cosine_sum(alpha, beta))
+
+
+@op("blackman_window")
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    requires_grad=False):
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   _cosine_sum(0.42, 0.5, 0.08))
+
+
+@op("bartlett_window")
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    requires_grad=False):
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda i, n: 1.0 - abs(2.0 * i / (n - 1) - 1.0))
+
+
+def _i0(x: float) -> float:
+    term = total = 1.0
+    q = x * x / 4.0
+    k = 1
+    while term > 1e-17 * total:
+        term *= q / (k * k)
+        total += term
+        k += 1
+    return total
+
+
+@op("kaiser_window")
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, requires_grad=False):
+    def fn(i, n):
+        r = 2.0 * i / (n - 1) - 1.0
+        return _i0(beta * math.sqrt(max(0.0, 1.0 - r * r))) / _i0(beta)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, fn)
