@@ -18,6 +18,7 @@ from plugrad.core.ops._dims import return_type
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import broadcast_tensors
 from plugrad.core.tensor import Tensor
+from plugrad.core.type_info import finfo
 
 _frexp_result = return_type("frexp", "mantissa", "exponent")
 
@@ -218,7 +219,6 @@ def nextafter(input, other):
         raise RuntimeError(f"nextafter: expected both inputs to have the same dtype, got "
                            f"{c_dtype_name(input.dtype)} and {c_dtype_name(other.dtype)}")
     p, emin = _FLOAT_BITS[input.dtype.name]
-    from plugrad.core.type_info import finfo
     big = finfo(input.dtype).max
     tiny = 2.0 ** (emin - p + 1)  # the least subnormal
     with no_grad():

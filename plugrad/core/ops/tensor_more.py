@@ -12,6 +12,7 @@ import math
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import shape_str
+from plugrad.core.factories import tensor
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat, hstack, split, tensor_split
 from plugrad.core.ops.slicing import slice_scatter_public as slice_scatter
@@ -244,7 +245,6 @@ def unravel_index(indices, shape):
                             f"{indices.dtype}")
         idx = indices.to(_dt.int64)
     else:
-        from plugrad.core.factories import tensor
         idx = tensor(indices, dtype=_dt.int64)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if any(s < 0 for s in shape):
