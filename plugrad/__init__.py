@@ -59,15 +59,17 @@ _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", 
 
 
 #: ``torch.conv2d``, ``torch.dropout``, ... (plugrad/_nn_spellings.py): loaded with nn on first use
-_NN_SPELLINGS = frozenset("""conv1d conv2d conv_transpose1d conv_transpose2d
-    convolution max_pool1d max_pool2d max_pool1d_with_indices
+_NN_SPELLINGS = frozenset("""conv1d conv2d conv3d conv_transpose1d conv_transpose2d
+    conv_transpose3d convolution max_pool1d max_pool2d max_pool3d max_pool1d_with_indices
     avg_pool1d adaptive_avg_pool1d adaptive_max_pool1d layer_norm group_norm rms_norm batch_norm
     instance_norm dropout dropout_ alpha_dropout alpha_dropout_ feature_dropout feature_dropout_
     feature_alpha_dropout feature_alpha_dropout_ selu selu_ celu celu_ rrelu rrelu_ threshold
     threshold_ hardshrink prelu relu_ pixel_shuffle pixel_unshuffle bilinear embedding
     embedding_renorm_ constant_pad_nd kl_div poisson_nll_loss margin_ranking_loss
     hinge_embedding_loss cosine_embedding_loss triplet_margin_loss
-    binary_cross_entropy_with_logits rnn_tanh_cell rnn_relu_cell lstm_cell gru_cell""".split())
+    binary_cross_entropy_with_logits rnn_tanh_cell rnn_relu_cell lstm_cell gru_cell ctc_loss
+    affine_grid_generator grid_sampler grid_sampler_2d grid_sampler_3d channel_shuffle
+    native_channel_shuffle""".split())
 
 
 def __getattr__(name):

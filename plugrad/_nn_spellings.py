@@ -37,20 +37,22 @@ def _inplace(fn):
 
 
 # ---------------------------------------------------------------------- convolution
-conv1d, conv2d = F.conv1d, F.conv2d
+conv1d, conv2d, conv3d = F.conv1d, F.conv2d, F.conv3d
 conv_transpose1d, conv_transpose2d = F.conv_transpose1d, F.conv_transpose2d
+conv_transpose3d = F.conv_transpose3d
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
                 groups):
     """ATen's one convolution entry (1-d, 2-d and 3-d; transposed or not)."""
     nd = weight.ndim - 2
-    if nd not in (1, 2):
-        raise RuntimeError(f"convolution: expected a 3-d or 4-d weight, got {weight.ndim}-d")
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"convolution: expected a 3-d, 4-d or 5-d weight, got "
+                           f"{weight.ndim}-d")
     if transposed:
-        fn = (F.conv_transpose1d, F.conv_transpose2d)[nd - 1]
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
         return fn(input, weight, bias, stride, padding, output_padding, groups, dilation)
-    fn = (F.conv1d, F.conv2d)[nd - 1]
+    fn = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
     return fn(input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -61,6 +63,10 @@ def max_pool1d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 def max_pool2d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     return F.max_pool2d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return F.max_pool3d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1,
@@ -223,6 +229,37 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     return F.binary_cross_entropy_with_logits(
         input, target, weight, reduction=_reduction("binary_cross_entropy_with_logits",
                                                     reduction), pos_weight=pos_weight)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+             zero_infinity=False):
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction("ctc_loss", reduction), zero_infinity)
+
+
+# ---------------------------------------------------------------------- sampling
+_MODES, _PADDINGS = ("bilinear", "nearest", "bicubic"), ("zeros", "border", "reflection")
+
+
+def affine_grid_generator(theta, size, align_corners):
+    return F.affine_grid(theta, size, align_corners)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """ATen's form: the mode (0 bilinear, 1 nearest, 2 bicubic) and the padding (0 zeros,
+    1 border, 2 reflection) as integers."""
+    return F.grid_sample(input, grid, _MODES[interpolation_mode], _PADDINGS[padding_mode],
+                         align_corners)
+
+
+grid_sampler_2d = grid_sampler_3d = grid_sampler
+
+
+def channel_shuffle(input, groups):
+    return F.channel_shuffle(input, groups)
+
+
+native_channel_shuffle = channel_shuffle
 
 
 # ---------------------------------------------------------------------- recurrent cells

@@ -12,6 +12,15 @@ from plugrad.core.ops.linalg_extra import (cond, cross, eigvalsh, matrix_norm, m
                                            matrix_rank, multi_dot, norm, pinv, solve_triangular,
                                            vecdot, vector_norm)
 
+from plugrad.core.ops.linalg_lu import (cholesky_ex, householder_product, inv_ex,
+                                       linalg_diagonal as diagonal, linalg_lu as lu,
+                                       linalg_lu_solve as lu_solve, linalg_vander as vander,
+                                       lstsq, lu_factor, lu_factor_ex, matrix_exp, solve_ex,
+                                       tensorinv, tensorsolve)
+
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+           "cholesky_ex", "householder_product", "inv_ex", "diagonal", "lu", "lu_solve",
+           "vander", "lstsq", "lu_factor", "lu_factor_ex", "matrix_exp", "solve_ex",
+           "tensorinv", "tensorsolve"]

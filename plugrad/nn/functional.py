@@ -33,6 +33,10 @@ from plugrad.nn.functional_norms import *  # noqa: F401,F403 - group/instance/rm
 from plugrad.nn.functional_norms import __all__ as _norms_all
 from plugrad.nn.functional_spatial import *  # noqa: F401,F403 - pad, pixel shuffle, fold
 from plugrad.nn.functional_spatial import __all__ as _spatial_all
+from plugrad.nn.functional_3d import *  # noqa: F401,F403 - conv3d, 3-d pools, unpooling
+from plugrad.nn.functional_3d import __all__ as _volumetric_all
+from plugrad.nn.functional_sampling import *  # noqa: F401,F403 - grid_sample, ctc_loss, ...
+from plugrad.nn.functional_sampling import __all__ as _sampling_all
 
 # The core's ops declared with an ``nn.functional`` spelling (linear, conv, pooling, norms,
 # gelu, ...): one declaration each, beside its forward (plugrad/core/ops/declare.py).
@@ -45,6 +49,7 @@ __all__ = sorted(_functional_namespace()) + ["bilinear", "unfold", "fold", "batc
            "scaled_dot_product_attention", "elu", "hardtanh", "relu6", "mish", "softsign",
            "glu", "logsigmoid", "causal_mask", "multi_head_attention_forward"] + list(_losses_all)
 __all__ += list(_activations_all) + list(_layers_all) + list(_margin_all) + list(_norms_all)
+__all__ += list(_volumetric_all) + list(_sampling_all)
 
 
 # ====================================================================== activations

@@ -53,3 +53,10 @@ from plugrad.nn.modules import (activation, batchnorm, container, conv, distance
                                 dropout, flatten, fold, instancenorm, linear, loss, module,
                                 normalization, padding, pixelshuffle, pooling, rnn, sparse,
                                 transformer, upsampling, utils)
+
+# issue 15, round 2: volumetric layers, unpooling, channel shuffle, CTC
+from plugrad.nn.modules.volumetric import *  # noqa: E402,F401,F403
+from plugrad.nn.modules.volumetric import __all__ as _volumetric_all  # noqa: E402
+from plugrad.nn.modules.ctc import CTCLoss, NLLLoss2d  # noqa: E402,F401
+
+__all__ += list(_volumetric_all) + ["CTCLoss", "NLLLoss2d"]

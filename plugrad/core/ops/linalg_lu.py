@@ -1,0 +1,452 @@
+"""More of ``torch.linalg``: the LU family (``lu_factor``, ``lu``, ``lu_unpack``,
+``lu_solve``), ``matrix_exp``, ``lstsq``, the ``*_ex`` variants, ``tensorsolve``,
+``tensorinv``, ``householder_product``, ``cholesky_solve``/``cholesky_inverse``,
+``linalg.vander``/``linalg.diagonal``, and the older ``torch.*`` spellings
+(``torch.lu``, ``torch.lu_solve``, ``torch.triangular_solve``, ``torch.orgqr``).
+
+No new kernel: the LU factorisation is Gaussian elimination with partial pivoting written in
+Tensor ops (one step per column, batched; the pivot is the first largest magnitude, as
+LAPACK's), and the rest compose it with the existing factorisations and triangular solves,
+so every backend has them and their gradients are those of the composed ops.
+"""
+from __future__ import annotations
+
+import math
+
+from plugrad.core import dtypes as _dt
+from plugrad.core import factories
+from plugrad.core.errors import ShapeError, shape_str
+from plugrad.core.grad_mode import no_grad
+from plugrad.core.ops import linalg_decomp as D
+from plugrad.core.ops._dims import return_type
+from plugrad.core.ops.declare import op
+from plugrad.core.ops.join import cat, stack
+from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.linalg_extra import pinv, solve_triangular
+from plugrad.core.ops.select import where
+
+_LU = return_type("linalg_lu_factor", "LU", "pivots")
+_LU_EX = return_type("linalg_lu_factor_ex", "LU", "pivots", "info")
+_PLU = return_type("linalg_lu", "P", "L", "U")
+_UNPACK = return_type("lu_unpack", "P", "L", "U")
+_LSTSQ = return_type("linalg_lstsq", "solution", "residuals", "rank", "singular_values")
+_INV_EX = return_type("linalg_inv_ex", "inverse", "info")
+_CHOL_EX = return_type("linalg_cholesky_ex", "L", "info")
+_SOLVE_EX = return_type("linalg_solve_ex", "result", "info")
+_TRI = return_type("triangular_solve", "solution", "cloned_coefficient")
+
+
+def _matrix(name, A):
+    D.check_matrix(name, A)
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point tensor as input. Got "
+                           f"{A.dtype.name}")
+
+
+def _arange(n, like, dtype=_dt.int64):
+    return factories.arange(n, dtype=dtype, device=like.device)
+
+
+# ---------------------------------------------------------------------- LU
+def _lu_steps(A):
+    """``(LU, pivots, info)`` of ``A`` (``..., m, n``): L's multipliers below the diagonal,
+    U on and above it; ``pivots`` 1-based int32 row swaps; ``info`` the first zero pivot."""
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    rows = _arange(m, A).reshape(m, 1)
+    cols = _arange(n, A).reshape(1, n)
+    lu = A
+    pivots, info = [], None
+    batch = tuple(A.shape[:-2])
+    for j in range(k):
+        with no_grad():
+            col = lu[..., j:, j].abs()
+            p = col.argmax(-1, keepdim=True) + j  # (..., 1)
+        pivots.append(p)
+        r = _arange(m, A).expand(*batch, m) if batch else _arange(m, A)
+        swapped = where(r == j, p, where(r == p, j, r))
+        lu = lu.gather(-2, swapped.unsqueeze(-1).expand(*batch, m, n))
+        pivot = lu[..., j:j + 1, j:j + 1]  # (..., 1, 1)
+        zero = pivot == 0
+        with no_grad():
+            first = zero.reshape(*batch) if batch else zero.reshape(())
+            hit = first.to(_dt.int32) * (j + 1)
+            info = hit if info is None else where(info == 0, hit, info)
+        below = rows > j
+        mult = where(below, lu[..., :, j:j + 1] / where(zero, 1.0, pivot), 0.0)  # (..., m, 1)
+        update = mult * where(cols > j, lu[..., j:j + 1, :], 0.0)
+        lu = where(below.logical_and(cols == j), mult, lu - update)
+    if pivots:
+        piv = cat(pivots, -1) + 1
+    else:
+        piv = factories.zeros(batch + (0,), dtype=_dt.int64, device=A.device)
+    if info is None:
+        info = factories.zeros(batch, dtype=_dt.int32, device=A.device)
+    return lu, piv.to(_dt.int32), info
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """``(LU, pivots, info)``: the LU factorisation with partial pivoting (PyTorch's
+    ``linalg.lu_factor_ex``); ``info`` is the 1-based index of the first zero pivot."""
+    _matrix("linalg.lu_factor_ex", A)
+    if not pivot:
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
+                           "CPU")
+    lu, piv, info = _lu_steps(A)
+    if check_errors and bool((info != 0).any()):
+        raise D.LinAlgError(f"linalg.lu_factor_ex: The factorization could not be completed "
+                            f"because the input is not invertible (U[{int(info.max())}, "
+                            f"{int(info.max())}] is zero)")
+    return _LU_EX(lu, piv, info)
+
+
+def lu_factor(A, *, pivot=True):
+    """``(LU, pivots)`` (``linalg.lu_factor``): a singular matrix is factorised too."""
+    lu, piv, _ = lu_factor_ex(A, pivot=pivot)
+    return _LU(lu, piv)
+
+
+def _permutation(pivots, m):
+    """Row order ``perm`` with ``P^T A = A[perm]``, from LAPACK's sequential swaps."""
+    with no_grad():
+        flat = pivots.reshape(-1, pivots.shape[-1]).tolist() if pivots.ndim else [[]]
+    perms = []
+    for swaps in flat:
+        perm = list(range(m))
+        for i, s in enumerate(swaps):
+            perm[i], perm[s - 1] = perm[s - 1], perm[i]
+        perms.append(perm)
+    return perms
+
+
+@op("lu_unpack")
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """``(P, L, U)`` with ``A = P L U`` from ``lu_factor``'s results."""
+    if not LU_data.dtype.is_floating_point:
+        raise RuntimeError(f"lu_unpack: expected floating point LU_data, got "
+                           f"{LU_data.dtype.name}")
+    m, n = LU_data.shape[-2], LU_data.shape[-1]
+    k = min(m, n)
+    batch = tuple(LU_data.shape[:-2])
+    empty = factories.zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
+    if unpack_data:
+        L = LU_data[..., :, :k].tril(-1) + factories.eye(m, k, dtype=LU_data.dtype,
+                                                        device=LU_data.device)
+        U = LU_data[..., :k, :].triu()
+    else:
+        L = U = empty
+    if unpack_pivots:
+        perms = _permutation(LU_pivots, m)
+        eye = [[0.0] * m for _ in range(m)]
+        mats = []
+        for perm in perms:
+            P = [row[:] for row in eye]
+            for i, r in enumerate(perm):
+                P[r][i] = 1.0
+            mats.append(P)
+        P = factories.tensor(mats, dtype=LU_data.dtype, device=LU_data.device).reshape(
+            *batch, m, m)
+    else:
+        P = empty
+    return _UNPACK(P, L, U)
+
+
+def linalg_lu(A, *, pivot=True):
+    """``(P, L, U)`` with ``A = P L U`` (``linalg.lu``)."""
+    lu_, piv = lu_factor(A, pivot=pivot)
+    P, L, U = lu_unpack(lu_, piv)
+    return _PLU(P, L, U)
+
+
+@op("lu", method="lu")
+def lu(A, pivot=True, get_infos=False):
+    """``torch.lu``: ``(LU, pivots)`` and, with ``get_infos``, ``info``."""
+    lu_, piv, info = lu_factor_ex(A, pivot=pivot)
+    return (lu_, piv, info) if get_infos else (lu_, piv)
+
+
+def _apply_perm(B, pivots, m, inverse=False):
+    perms = _permutation(pivots, m)
+    if inverse:
+        inv = []
+        for perm in perms:
+            back = [0] * m
+            for i, r in enumerate(perm):
+                back[r] = i
+            inv.append(back)
+        perms = inv
+    batch = tuple(pivots.shape[:-1])
+    idx = factories.tensor(perms, dtype=_dt.int64, device=B.device).reshape(*batch, m, 1)
+    lead = tuple(B.shape[:-2])
+    full = tuple(lead) if len(lead) >= len(batch) else batch
+    idx = idx.expand(*full, m, B.shape[-1]) if full else idx.expand(m, B.shape[-1])
+    Bb = B.expand(*full, m, B.shape[-1]) if full else B
+    return Bb.gather(-2, idx)
+
+
+def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """``X`` with ``A X = B`` (or ``X A = B``, or with ``A^H``) from ``lu_factor``'s
+    factors: the row swaps, then two triangular solves."""
+    D.check_matrix("linalg.lu_solve", LU, square=True)
+    if B.ndim < 2:
+        raise ShapeError("linalg.lu_solve: Expected B to have at least 2 dimensions, but it "
+                         f"has {B.ndim}")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return linalg_lu_solve(LU, pivots, B.transpose(-2, -1), adjoint=not adjoint) \
+            .transpose(-2, -1)
+    m = LU.shape[-1]
+    if B.shape[-2] != m:
+        raise ShapeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                         f"AX = B ({m}x{m} and {B.shape[-2]}x{B.shape[-1]})")
+    if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
+        y = solve_triangular(LU, _apply_perm(B, pivots, m), upper=False, unitriangular=True)
+        return solve_triangular(LU, y, upper=True)
+    # A^T = U^T L^T P^T: X = P L^-T U^-T B
+    Lt = LU.transpose(-2, -1)
+    y = solve_triangular(Lt, B, upper=False)  # U^T is lower triangular
+    y = solve_triangular(Lt, y, upper=True, unitriangular=True)  # L^T: unit upper
+    return _apply_perm(y, pivots, m, inverse=True)
+
+
+@op("lu_solve", method="lu_solve")
+def lu_solve(b, LU_data, LU_pivots):
+    """``torch.lu_solve(b, LU_data, LU_pivots)`` (the older argument order)."""
+    return linalg_lu_solve(LU_data, LU_pivots, b)
+
+
+# ---------------------------------------------------------------------- *_ex
+def inv_ex(A, *, check_errors=False):
+    """``(inverse, info)``: ``info`` is 0, or the first zero pivot of A's LU factors."""
+    D.check_matrix("linalg.inv_ex", A, square=True)
+    with no_grad():
+        _, _, info = lu_factor_ex(A.detach())
+    bad = info != 0
+    if bool(bad.any()):
+        if check_errors:
+            raise D.LinAlgError("linalg.inv_ex: The diagonal element of U is zero, the "
+                                "inversion could not be completed because the input matrix "
+                                "is singular.")
+        return _INV_EX(_on_regular(A, bad, D.inv), info)
+    return _INV_EX(D.inv(A), info)
+
+
+def _on_regular(A, bad, fn, *rest):
+    """``fn(A, *rest)`` for the regular matrices of the batch, NaN for the singular ones
+    (whose LAPACK results are undefined)."""
+    mask = bad.reshape(*bad.shape, 1, 1)
+    eye = D.eye_like(A).expand(A.shape)
+    out = fn(where(mask, eye, A), *rest)
+    return where(mask.reshape(*bad.shape, *([1] * (out.ndim - bad.ndim))), math.nan, out)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """``(result, info)`` of ``linalg.solve`` (``info`` as in ``inv_ex``)."""
+    D.check_matrix("linalg.solve_ex", A, square=True)
+    with no_grad():
+        _, _, info = lu_factor_ex(A.detach())
+    bad = info != 0
+    if bool(bad.any()):
+        if check_errors:
+            raise D.LinAlgError("linalg.solve_ex: The solver failed because the input matrix "
+                                "is singular.")
+        return _SOLVE_EX(_on_regular(A, bad, lambda M: D.solve(M, B, left=left)), info)
+    return _SOLVE_EX(D.solve(A, B, left=left), info)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """``(L, info)``: ``info`` is 0, or the order of the first leading minor that is not
+    positive-definite (then ``L`` is NaN for that matrix)."""
+    D.check_matrix("linalg.cholesky_ex", A, square=True)
+    try:
+        L = D.cholesky(A, upper=upper)
+        return _CHOL_EX(L, factories.zeros(tuple(A.shape[:-2]), dtype=_dt.int32,
+                                           device=A.device))
+    except D.LinAlgError:
+        if check_errors:
+            raise
+    n = A.shape[-1]
+    flat = A.reshape(-1, n, n)
+    outs, infos = [], []
+    for i in range(flat.shape[0]):
+        a = flat[i]
+        try:
+            outs.append(D.cholesky(a, upper=upper))
+            infos.append(0)
+        except D.LinAlgError:
+            bad = n
+            for k in range(1, n + 1):
+                try:
+                    D.cholesky(a[:k, :k].detach())
+                except D.LinAlgError:
+                    bad = k
+                    break
+            outs.append(a * math.nan)
+            infos.append(bad)
+    L = stack(outs).reshape(A.shape)
+    info = factories.tensor(infos, dtype=_dt.int32, device=A.device).reshape(A.shape[:-2])
+    return _CHOL_EX(L, info)
+
+
+# ---------------------------------------------------------------------- matrix_exp
+@op("matrix_exp", method="matrix_exp")
+def matrix_exp(A):
+    """``exp(A)`` by scaling and squaring: the Taylor series (to 18 terms) of ``A / 2**s``
+    with ``||A / 2**s||_1 <= 1/2``, squared ``s`` times."""
+    D.check_matrix("linalg.matrix_exp", A, square=True)
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point tensor, got "
+                           f"{A.dtype.name}")
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    with no_grad():
+        norm = float(A.abs().sum(-2).amax()) if n else 0.0
+    s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 else 0
+    if not math.isfinite(norm):
+        s = 0
+    X = A / (2.0 ** s) if s else A
+    eye = D.eye_like(A).expand(A.shape)
+    out, term = eye, eye
+    terms = 18 if A.dtype is _dt.float64 else 12
+    for k in range(1, terms + 1):
+        term = matmul(term, X) / float(k)
+        out = out + term
+    for _ in range(s):
+        out = matmul(out, out)
+    return out
+
+
+# ---------------------------------------------------------------------- least squares
+def lstsq(A, B, rcond=None, *, driver=None):
+    """``(solution, residuals, rank, singular_values)`` of ``min ||A X - B||`` (the
+    minimum-norm solution, through the pseudo-inverse). The other results follow the driver
+    as in PyTorch: ``rank`` except for ``gels``, ``singular_values`` for ``gelsd``/``gelss``,
+    ``residuals`` (the squared column norms of ``A X - B``) except for ``gelsy`` (the
+    default) and only when ``m > n`` and every matrix has full rank."""
+    name = "linalg.lstsq"
+    D.check_matrix(name, A)
+    driver = driver or "gelsy"
+    if driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss)")
+    vector = B.ndim == A.ndim - 1
+    rhs = B.unsqueeze(-1) if vector else B
+    m, n = A.shape[-2], A.shape[-1]
+    if rhs.shape[-2] != m:
+        raise ShapeError(f"{name}: input.size(-2) should match other.size(-2), got "
+                         f"{shape_str(A.shape)} and {shape_str(B.shape)}")
+    eps = 2.0 ** -52 if A.dtype is _dt.float64 else 2.0 ** -23
+    rtol = (eps * max(m, n)) if rcond is None or rcond < 0 else rcond
+    X = matmul(pinv(A, rtol=rtol), rhs)
+    empty = factories.zeros((0,), dtype=A.dtype, device=A.device)
+    with no_grad():
+        sv = D.svdvals(A.detach())
+        rank = (sv > rtol * sv[..., :1]).sum(-1) if min(m, n) else \
+            factories.zeros(tuple(A.shape[:-2]), dtype=_dt.int64, device=A.device)
+    full = bool((rank == min(m, n)).all())
+    residuals = ((matmul(A, X) - rhs) ** 2).sum(-2) if m > n and full and driver != "gelsy" \
+        else empty  # (as PyTorch: gelsy leaves them empty)
+    rank_out = empty.to(_dt.int64) if driver == "gels" else rank
+    svs = sv.to(A.dtype) if driver in ("gelsd", "gelss") else empty
+    sol = X.squeeze(-1) if vector else X
+    if vector and residuals.numel():
+        residuals = residuals.squeeze(-1)
+    return _LSTSQ(sol, residuals, rank_out, svs)
+
+
+# ---------------------------------------------------------------------- tensor forms
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` viewed as a matrix of its first ``ind`` dims by the rest."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    out_shape, in_shape = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    rows, cols = math.prod(out_shape), math.prod(in_shape)
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) "
+                           f"== prod(self.shape[:ind]), but got {cols} != {rows}")
+    return D.inv(A.reshape(rows, cols)).reshape(*in_shape, *out_shape)
+
+
+def tensorsolve(A, B, dims=None):
+    """``X`` with ``tensordot(A, X, X.ndim) == B``."""
+    if dims is not None:
+        dims = [d % A.ndim for d in dims]
+        rest = [d for d in range(A.ndim) if d not in dims]
+        A = A.permute(*rest, *dims)
+    rhs = math.prod(B.shape)
+    x_shape = tuple(A.shape[B.ndim:])
+    if math.prod(x_shape) != rhs:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other."
+                           f"ndim:]) == prod(self.shape[:other.ndim]), but got "
+                           f"{math.prod(x_shape)} != {rhs}")
+    X = D.solve(A.reshape(rhs, rhs), B.reshape(rhs, 1))
+    return X.reshape(*x_shape)
+
+
+def householder_product(A, tau):
+    """The first ``n`` columns of ``H_1 ... H_k``, ``H_i = I - tau_i v_i v_i^T`` with ``v_i``
+    the ``i``-th column of ``A`` below the diagonal and 1 on it (LAPACK's ``orgqr``)."""
+    D.check_matrix("linalg.householder_product", A)
+    m, n = A.shape[-2], A.shape[-1]
+    k = tau.shape[-1]
+    if n > m or k > n:
+        raise RuntimeError(f"linalg.householder_product: input.shape[-2] must be greater than "
+                           f"or equal to input.shape[-1] >= tau.shape[-1], got "
+                           f"{shape_str(A.shape)} and tau {shape_str(tau.shape)}")
+    rows = _arange(m, A).reshape(m, 1)
+    Q = D.eye_like(A, m).expand(*A.shape[:-2], m, m) if A.ndim > 2 else D.eye_like(A, m)
+    for i in range(k):
+        v = where(rows > i, A[..., :, i:i + 1], where(rows == i, 1.0, 0.0))  # (..., m, 1)
+        t = tau[..., i:i + 1].unsqueeze(-1)
+        Q = Q - matmul(matmul(Q, v) * t, v.transpose(-2, -1))
+    return Q[..., :, :n]
+
+
+@op("cholesky_solve", method="cholesky_solve")
+def cholesky_solve(B, L, upper=False):
+    """``X`` with ``A X = B`` for ``A = L L^T`` (or ``U^T U`` with ``upper``)."""
+    if upper:
+        y = solve_triangular(L.transpose(-2, -1), B, upper=False)
+        return solve_triangular(L, y, upper=True)
+    y = solve_triangular(L, B, upper=False)
+    return solve_triangular(L.transpose(-2, -1), y, upper=True)
+
+
+@op("cholesky_inverse", method="cholesky_inverse")
+def cholesky_inverse(L, upper=False):
+    """The inverse of ``L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
+    eye = D.eye_like(L).expand(L.shape)
+    return cholesky_solve(eye, L, upper)
+
+
+@op("triangular_solve", method="triangular_solve")
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """``(X, A.clone())`` with ``A X = b`` (``A^T X = b`` with ``transpose``): the older
+    spelling of ``linalg.solve_triangular``."""
+    M = A.transpose(-2, -1) if transpose else A
+    X = solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    return _TRI(X, A.clone())
+
+
+def linalg_vander(x, *, N=None):
+    """``(..., n, N)`` of increasing powers of ``x``'s last dim (a cumulative product)."""
+    if x.ndim < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n <= 1:
+        if n < 1:
+            raise RuntimeError(f"N must be greater than 1. Got N = {n}")
+        return x.unsqueeze(-1).new_ones(tuple(x.shape) + (1,))
+    dt = _dt.promote_types(x.dtype, _dt.int64)
+    xs = x.to(dt).unsqueeze(-1).expand(*x.shape, n - 1)
+    return cat([xs.new_ones(tuple(x.shape) + (1,)), xs.cumprod(-1)], -1)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    return A.diagonal(offset, dim1, dim2)
+
+
+@op("orgqr", method="orgqr")
+def orgqr(input, tau):
+    """``torch.orgqr``: ``linalg.householder_product``."""
+    return householder_product(input, tau)
