@@ -26,8 +26,9 @@ from plugrad.core.random import (Generator, bernoulli, default_generator, initia
 from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
 from plugrad.core import queries as _queries  # noqa: E402 - queries, constants, torch.abs_ ...
-from plugrad.core.queries import (asarray, broadcast_shapes, can_cast, dtype, e,  # noqa: E402
-                                  frombuffer, inf, is_complex, is_conj, is_neg, is_nonzero,
+from plugrad.core.queries import (angle, asarray, broadcast_shapes, can_cast, dtype, e,  # noqa: E402,E501
+                                  fill, frombuffer, inf, is_complex, is_conj, is_neg,
+                                  is_nonzero, nonzero_static,
                                   is_same_size, is_signed, is_warn_always_enabled, nan,
                                   newaxis, pi, range, result_type, scalar_tensor,
                                   set_warn_always)

@@ -13,6 +13,9 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import broadcast_shapes as _broadcast_shapes
 from plugrad.core.factories import arange, as_tensor, from_numpy, tensor
+from plugrad.core.grad_mode import no_grad
+from plugrad.core.ops.inplace import _fill_inplace
+from plugrad.core.random import rand, randn
 from plugrad.core.tensor import Size, Tensor
 
 e, pi, inf, nan = math.e, math.pi, math.inf, math.nan
@@ -153,7 +156,7 @@ INPLACE_FUNCTIONS = """abs_ absolute_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcs
     deg2rad_ detach_ erf_ erfc_ exp2_ exp_ expm1_ fix_ floor_ frac_ gcd_ i0_ lcm_ ldexp_ log10_
     log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ round_ rsqrt_
     sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ index_put_
-    conj_physical_""".split()
+    conj_physical_ addmv_""".split()
 
 
 def _inplace_function(name):
@@ -168,7 +171,59 @@ def inplace_functions() -> dict:
     return {n: _inplace_function(n) for n in INPLACE_FUNCTIONS}
 
 
+# ---------------------------------------------------------------------- random fills
+def _floating_fill(name, t):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(f"{name} expects a floating point tensor, got {t.dtype.name}")
+
+
+def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
+    """Fills ``t`` with Cauchy samples: ``median + sigma tan(pi (u - 1/2))``."""
+    _floating_fill("cauchy_", t)
+    u = rand(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, ((u - 0.5) * math.pi).tan() * sigma + median)
+
+
+def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
+    """Fills ``t`` with ``exp(N(mean, std**2))`` samples."""
+    _floating_fill("log_normal_", t)
+    z = randn(tuple(t.shape), dtype=t.dtype, device=t.device, generator=generator)
+    return _fill_inplace(t, (z * std + mean).exp())
+
+
+def geometric_(t, p, *, generator=None):
+    """Fills ``t`` with the number of Bernoulli(p) trials up to the first success (>= 1)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = rand(tuple(t.shape), dtype=_dt.float64, device=t.device, generator=generator)
+    k = ((1.0 - u).log() / math.log1p(-p)).ceil().clamp_min(1.0)
+    return _fill_inplace(t, k.to(t.dtype))
+
+
+def angle(input):
+    """The argument of a real number: 0 for ``x >= 0``, pi below (NaN stays NaN)."""
+    x = input if input.dtype.is_floating_point else input.to(_dt.get_default_dtype())
+    with no_grad():
+        return (x < 0).to(x.dtype).mul(math.pi).where(~x.isnan(), math.nan)
+
+
+def fill(input, value):
+    """A new tensor of ``input``'s shape, dtype and device filled with ``value``."""
+    return input.detach().clone().fill_(value)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` cut or padded (with ``fill_value``) to exactly ``size`` rows."""
+    idx = input.nonzero()
+    n, width = idx.shape[0], idx.shape[1]
+    if n >= size:
+        return idx[:size]
+    rows = idx.tolist() + [[fill_value] * width] * (size - n)
+    return tensor(rows, dtype=_dt.int64, device=input.device).reshape(size, width)
+
+
 def bind_tensor_queries() -> None:
     """The Tensor methods among these (``x.is_nonzero()``, ...)."""
-    for fn in (is_conj, is_neg, is_signed, is_nonzero, is_same_size):
+    for fn in (is_conj, is_neg, is_signed, is_nonzero, is_same_size, cauchy_, log_normal_,
+               geometric_, angle, nonzero_static):
         setattr(Tensor, fn.__name__, fn)

@@ -217,9 +217,12 @@ def _check_embedding_indices(host, n) -> bool:
 
 def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
-    """Rows of ``weight`` picked by the integer ``x``; the ``padding_idx`` row gets no grad."""
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse are not supported")
+    """Rows of ``weight`` picked by the integer ``x``; the ``padding_idx`` row gets no grad;
+    with ``scale_grad_by_freq`` each row's gradient is divided by how often the batch picks it
+    (a hook on the picked rows, so the forward values are untouched)."""
+    if sparse:
+        raise NotImplementedError("embedding: sparse=True (a sparse gradient) is not supported; "
+                                  "use sparse=False")
     if x.dtype.is_floating_point or x.dtype == plugrad.bool:
         raise TypeError(f"embedding: Expected tensor for argument #1 'indices' to have one of "
                         f"the following scalar types: Long, Int; but got {x.dtype} instead")
@@ -231,6 +234,10 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:  # rows rescaled in place first, as PyTorch's embedding_renorm_
         _renorm(weight, idx, max_norm, norm_type)
     out = weight.index_select(0, idx).reshape(tuple(x.shape) + (weight.shape[1],))
+    if scale_grad_by_freq and out.requires_grad:
+        counts = idx.bincount(minlength=n).index_select(0, idx).to(out.dtype)
+        scale = (1.0 / counts).reshape(tuple(x.shape) + (1,))
+        out.register_hook(lambda g: g * scale)
     if padding_idx is not None and weight.requires_grad:
         pad_idx = padding_idx % n
         keep = (x != pad_idx).unsqueeze(-1)

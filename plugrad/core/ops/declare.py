@@ -87,13 +87,39 @@ OUT_EXACT = frozenset("""matmul mm bmm mv dot outer ger addmm baddbmm where clam
 OUT_DTYPE = frozenset("sum nansum prod cumsum cumprod".split())
 
 
+def keyword_aliases(fn: Callable) -> dict:
+    """PyTorch's keyword names for the first arguments of ``fn`` where it spells them
+    otherwise (``torch.add(input=x, other=y)`` for ``add(a, b)``): keyword -> position."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return {}
+    params = code.co_varnames[:code.co_argcount]
+    out = {}
+    if params and params[0] in ("x", "a", "t", "A") and "input" not in params:
+        out["input"] = 0
+        if len(params) > 1 and params[1] == "b" and "other" not in params:
+            out["other"] = 1
+    return out
+
+
+def _positional(args: tuple, kwargs: dict, aliases: dict) -> tuple:
+    """``args`` with the aliased keywords moved to their positions (where still free)."""
+    for key, pos in aliases.items():  # (in position order)
+        if key in kwargs and len(args) == pos:
+            args = args + (kwargs.pop(key),)
+    return args
+
+
 def with_out(name: str, fn: Callable) -> Callable:
     """``fn`` taking ``out=`` as well: a tensor, or a tuple for ops returning several."""
     exact = name in OUT_EXACT
     as_dtype = name in OUT_DTYPE
+    aliases = keyword_aliases(fn)
 
     @functools.wraps(fn)
     def public(*args, out=None, **kwargs):
+        if aliases and kwargs:
+            args = _positional(args, kwargs, aliases)
         if as_dtype and out is not None and kwargs.get("dtype") is None:
             kwargs["dtype"] = getattr(out, "dtype", None)
         result = fn(*args, **kwargs)

@@ -240,27 +240,40 @@ def nextafter(input, other):
 
 
 # ---------------------------------------------------------------------- special functions
-@op("i0", method="i0", inplace="i0_")
-def i0(input):
-    """The modified Bessel function of order 0: its power series up to ``|x| = 50`` (all
-    terms positive, 80 of them), the asymptotic series above."""
+def bessel_i(input, order, scaled=False):
+    """``I_order(x)`` (order 0 or 1), times ``exp(-|x|)`` if ``scaled``: the power series up
+    to ``|x| = 50`` (80 terms, all of one sign), the asymptotic series (16 terms) above, each
+    term made from the last (no large coefficient meets ``exp(x)``)."""
     x = _to_float(input)
     ax = x.abs()
     small = ax <= 50.0
-    xs = ax.where(small, 0.0)
+    xs = x.where(small, 0.0)
     q = xs * xs * 0.25
-    term, total = x.new_ones(()), x.new_ones(())
+    term = x.new_ones(()) if order == 0 else xs * 0.5
+    total = term
     for k in range(1, 80):
-        term = term * q / float(k * k)
+        term = term * q / float(k * (k + order))
         total = total + term
+    if scaled:
+        total = total * (-xs.abs()).exp()
     xl = ax.where(~small, 51.0)
     z = 1.0 / (8.0 * xl)
-    series = term = 1.0
-    for k in range(1, 17):  # each term from the last (no huge coefficient meets exp(x))
-        term = term * z * ((2 * k - 1) ** 2 / k)
-        series = series + term
-    large = xl.exp() / (2.0 * math.pi * xl).sqrt() * series
+    series = step = 1.0
+    for k in range(1, 17):
+        step = step * z * (((2 * k - 1) ** 2 - 4 * order * order) / k)
+        series = series + step
+    large = series / (2.0 * math.pi * xl).sqrt()
+    if not scaled:
+        large = large * xl.exp()
+    if order == 1:
+        large = large * x.sign()  # I1 is odd
     return total.where(small, large)
+
+
+@op("i0", method="i0", inplace="i0_")
+def i0(input):
+    """The modified Bessel function of order 0 (see :func:`bessel_i`)."""
+    return bessel_i(input, 0)
 
 
 @op("mvlgamma", method="mvlgamma", inplace="mvlgamma_")
