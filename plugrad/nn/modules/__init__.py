@@ -60,3 +60,13 @@ from plugrad.nn.modules.volumetric import __all__ as _volumetric_all  # noqa: E4
 from plugrad.nn.modules.ctc import CTCLoss, NLLLoss2d  # noqa: E402,F401
 
 __all__ += list(_volumetric_all) + ["CTCLoss", "NLLLoss2d"]
+
+# ... reachable by PyTorch's file paths too (``torch.nn.modules.conv.Conv3d``)
+for _file, _names in {"pooling": ("AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d",
+                                  "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+                                  "MaxUnpool3d"),
+                      "batchnorm": ("BatchNorm3d",), "loss": ("CTCLoss", "NLLLoss2d"),
+                      "conv": ("Conv3d", "ConvTranspose3d")}.items():
+    for _name in _names:
+        setattr(globals()[_file], _name, globals()[_name])
+channelshuffle = volumetric  # torch.nn.modules.channelshuffle.ChannelShuffle
