@@ -114,7 +114,7 @@ class ClampBackward1(Node):
 def clamp(x, min=None, max=None):
     """Limit ``x`` to ``[min, max]``; ``min > max`` gives ``max`` everywhere."""
     if min is None and max is None:
-        raise ValueError("clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if not all(b is None or isinstance(b, Tensor) for b in (min, max)):
             raise TypeError(f"clamp() received an invalid combination of arguments - got "

@@ -38,6 +38,10 @@ def _unary(name, grad, saves="input", aliases=""):
     return _declare(fn, names, names, inplace)
 
 
+def _sq(F, v):
+    return F.mul(v, v)
+
+
 def _rsqrt(F, v):
     return F.div(1.0, F.sqrt(v))
 
@@ -56,8 +60,9 @@ acosh = _unary("acosh", lambda F, g, x: F.mul(g, _rsqrt(F, F.sub(F.mul(x, x), 1.
 atanh = _unary("atanh", lambda F, g, x: F.div(g, F.sub(1.0, F.mul(x, x))), aliases="arctanh")
 erfc = _unary("erfc", lambda F, g, x: F.mul(F.mul(g, -_TWO_OVER_SQRT_PI),
                                             F.exp(F.neg(F.mul(x, x)))))
-erfinv = _unary("erfinv", lambda F, g, y: F.mul(F.mul(g, 0.5 * _SQRT_PI), F.exp(F.mul(y, y))),
-                saves="output")
+# PyTorch's rule reads the input (it recomputes erfinv), so erfinv_ then x.mul_(2) works
+erfinv = _unary("erfinv", lambda F, g, x: F.mul(F.mul(g, 0.5 * _SQRT_PI),
+                                                F.exp(_sq(F, F.erfinv(x)))))
 lgamma = _unary("lgamma", lambda F, g, x: F.mul(g, F.digamma(x)))
 digamma = _unary("digamma", lambda F, g, x: F.mul(g, polygamma_of(F, 1, x)))
 

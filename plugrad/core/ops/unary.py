@@ -11,7 +11,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, DTypeNotImplementedError
-from plugrad.core.grad_mode import _state
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._opmath import half_in_float32, half_kernel, half_node
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
@@ -186,16 +186,48 @@ def trunc(x):
 
 
 # ---------------------------------------------------------------------- composites
+class RsqrtBackward0(KeepsOutput):
+    """PyTorch's ``-0.5 * g * result ** 3`` (keeping the result, as its in-place checks)."""
+
+    def grad(self, F, g, y):
+        return (F.mul(F.mul(g, -0.5), F.mul(y, F.mul(y, y))),)
+
+
+class TanBackward0(KeepsOutput):
+    """PyTorch's ``g * (1 + result ** 2)`` (keeping the result, as its in-place checks)."""
+
+    def grad(self, F, g, y):
+        return (F.mul(g, F.add(F.mul(y, y), 1.0)),)
+
+
+def _keeping_result(x, compute, node_cls):
+    """``compute(x)`` (a composite) recorded as one node that keeps its result."""
+    xf = x if x.dtype.is_floating_point else x.float()
+    with no_grad():
+        r = compute(xf)
+    if xf._rg and _state.enabled:
+        record(r, node_cls(), (xf,), (OUTPUT,))
+    return r
+
+
 @op("rsqrt", method="rsqrt", inplace="rsqrt_")
 @half_in_float32
 def rsqrt(x):
-    return 1.0 / sqrt(x)
+    return _keeping_result(x, lambda v: 1.0 / sqrt(v), RsqrtBackward0)
+
+
+class ReciprocalBackward0(KeepsOutput):
+    """PyTorch's ``-g * result * result``: the node keeps its output, so an in-place change
+    of the result before backward (``x.reciprocal_().mul_(2)``) is an error, as there."""
+
+    def grad(self, F, g, y):
+        return (F.neg(F.mul(g, F.mul(y, y))),)
 
 
 @op("reciprocal", method="reciprocal", inplace="reciprocal_")
 @half_in_float32
 def reciprocal(x):
-    return 1.0 / x if x.dtype.is_floating_point else 1.0 / x.float()
+    return _keeping_result(x, lambda v: 1.0 / v, ReciprocalBackward0)
 
 
 @op("square", method="square", inplace="square_")
@@ -227,4 +259,4 @@ def exp2(x):
 @op("tan", method="tan", inplace="tan_")
 @half_in_float32
 def tan(x):
-    return sin(x) / cos(x)
+    return _keeping_result(x, lambda v: sin(v) / cos(v), TanBackward0)

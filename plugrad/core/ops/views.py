@@ -73,6 +73,9 @@ def commit(x, result) -> None:
     """``x`` (a root, an alias or a view) takes ``result``, its new value in the graph;
     its storage and the storage's other views follow, histories included (the base's node
     is PyTorch's ``CopySlices``, the views' ``AsStridedBackward0``, as PyTorch names them)."""
+    node = result.grad_fn
+    if getattr(node, "out_vc", None) is result._vc:  # it keeps its output: x's version
+        node.out_vc, node.out_version = x._vc, x._vc[0]  # (x.reciprocal_().mul_(2) fails)
     base = x._ad_base if x._root is not None else x
     if base is x:
         new = result
