@@ -123,8 +123,8 @@ class XpKernels(XpWindowKernels, XpLinalgKernels):
         else:
             y = self.erf(x * _SQRT_HALF)
         y += 1.0
+        y *= 0.5  # PyTorch's (x / 2) (1 + t): halving first, x = 1.7e308 does not overflow
         y *= x
-        y *= 0.5
         return y
 
     def silu(self, x):

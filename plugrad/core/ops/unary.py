@@ -13,6 +13,7 @@ from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, DTypeNotImplementedError
 from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._opmath import half_in_float32, half_kernel, half_node
+from plugrad.core.ops.binary import div, mul, one_over
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -213,7 +214,7 @@ def _keeping_result(x, compute, node_cls):
 @op("rsqrt", method="rsqrt", inplace="rsqrt_")
 @half_in_float32
 def rsqrt(x):
-    return _keeping_result(x, lambda v: 1.0 / sqrt(v), RsqrtBackward0)
+    return _keeping_result(x, lambda v: one_over(sqrt(v)), RsqrtBackward0)
 
 
 class ReciprocalBackward0(KeepsOutput):
@@ -227,7 +228,7 @@ class ReciprocalBackward0(KeepsOutput):
 @op("reciprocal", method="reciprocal", inplace="reciprocal_")
 @half_in_float32
 def reciprocal(x):
-    return _keeping_result(x, lambda v: 1.0 / v, ReciprocalBackward0)
+    return _keeping_result(x, one_over, ReciprocalBackward0)
 
 
 @op("square", method="square", inplace="square_")
@@ -260,3 +261,12 @@ def exp2(x):
 @half_in_float32
 def tan(x):
     return _keeping_result(x, lambda v: sin(v) / cos(v), TanBackward0)
+
+
+@op(reflected="__rtruediv__")
+def rdiv(a, b):
+    """``number / tensor`` is PyTorch's ``tensor.reciprocal() * number`` (its Python
+    ``__rtruediv__``): two roundings, which the results show."""
+    if isinstance(a, Tensor) and b.__class__ in (int, float):
+        return mul(reciprocal(a), b)
+    return div(b, a)
