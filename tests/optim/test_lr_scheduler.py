@@ -97,6 +97,17 @@ TORCH_CASES = {
     "OneCycleLR": dict(max_lr=0.5, total_steps=60, pct_start=0.4),
     "OneCycleLR-3": dict(max_lr=[0.5, 0.2], total_steps=60, three_phase=True,
                          anneal_strategy="linear"),
+    "ConstantLR": dict(factor=0.4, total_iters=7),
+    "MultiplicativeLR": dict(lr_lambda=lambda e: 0.97 if e % 2 else 0.9),
+    "PolynomialLR": dict(total_iters=12, power=2.0),
+    "CosineAnnealingWarmRestarts": dict(T_0=5, eta_min=0.001),
+    "CosineAnnealingWarmRestarts-2": dict(T_0=3, T_mult=2),
+    "CyclicLR": dict(base_lr=0.01, max_lr=[0.2, 0.1], step_size_up=4, step_size_down=6),
+    "CyclicLR-2": dict(base_lr=0.01, max_lr=0.3, step_size_up=5, mode="triangular2"),
+    "CyclicLR-exp": dict(base_lr=0.01, max_lr=0.3, step_size_up=3, mode="exp_range",
+                         gamma=0.95, base_momentum=0.7, max_momentum=0.95),
+    "CyclicLR-fn": dict(base_lr=0.01, max_lr=0.3, step_size_up=3, cycle_momentum=False,
+                        scale_fn=lambda x: 0.5 ** x, scale_mode="iterations"),
 }
 
 
@@ -108,6 +119,8 @@ def test_schedule_matches_pytorch(name, optimizer):
     cls = name.split("-")[0]
     extra = {"momentum": 0.9} if optimizer == "SGD" else {}
     steps = 59 if cls == "OneCycleLR" else 40
+    if cls == "CyclicLR" and optimizer == "Adam" and "cycle_momentum" not in kw:
+        kw = dict(kw, base_momentum=0.8, max_momentum=0.9)  # Adam's beta1 cycles
     opt = make_opt(optimizer, **extra)
     sched = getattr(S, cls)(opt, **kw)
     tgroups = [{"params": [torch.zeros(1, requires_grad=True)], "lr": lr} for lr in BASE]
@@ -240,3 +253,59 @@ def test_reduce_on_plateau_refuses_factor_at_least_one():
     opt = plugrad.optim.SGD([plugrad.zeros(1, requires_grad=True)], lr=1.0)
     with pytest.raises(ValueError, match="Factor should be < 1.0"):
         plugrad.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=1.0)
+
+
+def _composite(lib, opt, kind):
+    S_ = lib.optim.lr_scheduler
+    if kind == "sequential":
+        warm = S_.LinearLR(opt, start_factor=0.1, total_iters=4)
+        decay = S_.ExponentialLR(opt, gamma=0.9)
+        cosine = S_.CosineAnnealingLR(opt, T_max=6)
+        return S_.SequentialLR(opt, [warm, decay, cosine], milestones=[4, 9])
+    return S_.ChainedScheduler([S_.ConstantLR(opt, factor=0.5, total_iters=3),
+                                S_.ExponentialLR(opt, gamma=0.8)])
+
+
+@pytest.mark.parametrize("kind", ["sequential", "chained"])
+def test_schedules_of_schedules_match_pytorch(kind):
+    torch = pytest.importorskip("torch")
+    opt = make_opt()
+    tgroups = [{"params": [torch.zeros(1, requires_grad=True)], "lr": lr} for lr in BASE]
+    topt = torch.optim.SGD(tgroups, lr=BASE[0])
+    sched, tsched = _composite(plugrad, opt, kind), _composite(torch, topt, kind)
+    for step in range(20):
+        if step:
+            opt.step()
+            sched.step()
+            topt.step()
+            tsched.step()
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12), step
+        assert [g["lr"] for g in opt.param_groups] == pytest.approx(
+            [g["lr"] for g in topt.param_groups], rel=1e-12), step
+    restored = _composite(plugrad, make_opt(), kind)
+    restored.load_state_dict(sched.state_dict())
+    assert restored.last_epoch == sched.last_epoch if kind == "sequential" else True
+    assert [s.last_epoch for s in restored._schedulers] == [s.last_epoch
+                                                            for s in sched._schedulers]
+
+
+def test_schedules_of_schedules_refuse_what_pytorch_refuses():
+    opt, other = make_opt(), make_opt()
+    with pytest.raises(ValueError, match="expects at least one scheduler"):
+        S.SequentialLR(opt, [], milestones=[])
+    with pytest.raises(ValueError, match="one more than the number of milestone points"):
+        S.SequentialLR(opt, [S.ExponentialLR(opt, 0.9)], milestones=[3])
+    with pytest.raises(ValueError, match="same optimizer"):
+        S.ChainedScheduler([S.ExponentialLR(opt, 0.9), S.ExponentialLR(other, 0.9)])
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
+        S.ChainedScheduler([S.ReduceLROnPlateau(opt)])
+    with pytest.raises(ValueError, match="Expected positive integer T_0"):
+        S.CosineAnnealingWarmRestarts(opt, T_0=0)
+    with pytest.raises(ValueError, match="mode is invalid"):
+        S.CyclicLR(opt, 0.01, 0.1, mode="sawtooth")
+    with pytest.raises(ValueError, match="must support momentum"):
+        S.CyclicLR(optim.Adagrad([plugrad.zeros(1, requires_grad=True)]), 0.01, 0.1)
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        S.ConstantLR(opt, factor=1.5)
+    with pytest.raises(TypeError, match="lr_lambda should be a function"):
+        S.MultiplicativeLR(opt, lr_lambda=0.9)
