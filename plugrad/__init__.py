@@ -20,9 +20,10 @@ from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, f
                                     from_numpy, full,
                                     full_like, linspace, logspace, ones, ones_like, tensor,
                                     zeros, zeros_like)
-from plugrad.core.random import (Generator, bernoulli, default_generator, initial_seed,
-                                 manual_seed, multinomial, normal, rand, rand_like, randint,
-                                 randint_like, randn, randn_like, randperm, seed)
+from plugrad.core.random import (Generator, bernoulli, default_generator, get_rng_state,
+                                 initial_seed, manual_seed, multinomial, normal, rand,
+                                 rand_like, randint, randint_like, randn, randn_like, randperm,
+                                 seed, set_rng_state)
 from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
 from plugrad.core import queries as _queries  # noqa: E402 - queries, constants, torch.abs_ ...

@@ -1,5 +1,6 @@
-"""``torch.random`` at PyTorch's path: the default generator and its seeding."""
-from plugrad.core.random import (Generator, default_generator, initial_seed, manual_seed,
-                                 seed)
+"""``torch.random`` at PyTorch's path: the default generator, its seeding and state."""
+from plugrad.core.random import (Generator, default_generator, get_rng_state, initial_seed,
+                                 manual_seed, seed, set_rng_state)
 
-__all__ = ["Generator", "default_generator", "initial_seed", "manual_seed", "seed"]
+__all__ = ["Generator", "default_generator", "get_rng_state", "initial_seed", "manual_seed",
+           "seed", "set_rng_state"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 
 import numpy as np
 
@@ -385,6 +386,12 @@ class ArrayAPIBackend(ArrayAPIMathKernels, Backend):
     # ------------------------------------------------------------------ random
     def seed(self, seed):
         self._rng = np.random.default_rng(seed)
+
+    def rng_state(self):
+        return json.dumps(self._rng.bit_generator.state).encode()
+
+    def set_rng_state(self, state):
+        self._rng.bit_generator.state = json.loads(state)
 
     def uniform(self, shape, dtype, device):
         """Host samples; to a narrow dtype they are rounded *toward zero* (to nearest, the top

@@ -100,6 +100,15 @@ class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
     def synchronize(self, device: int | None = None) -> None:
         """Wait for queued work to finish (asynchronous devices only)."""
 
+    def rng_state(self) -> bytes | None:
+        """This backend's generator state as bytes (``torch.get_rng_state`` saves it), or
+        None where it cannot be read out (then only seeding repeats a run). Optional."""
+        return None
+
+    def set_rng_state(self, state: bytes) -> None:
+        """Restore a state :meth:`rng_state` returned. Optional (with :meth:`rng_state`)."""
+        raise NotImplementedError(f"backend {self.name!r} cannot restore a generator state")
+
     def inplace_kernels(self) -> dict:
         """For ``plugrad.compile``, which replays a captured step: kernels that compute
         ``name(dst, *args)`` into ``dst`` and return it, by kernel name (``{"add": f}`` with
@@ -462,4 +471,5 @@ _OPTIONAL = [name for name, value in {**vars(NNKernels), **vars(LinalgKernels),
              and not getattr(value, "__isabstractmethod__", False)
              and not name.startswith("_")
              and name not in {"is_available", "unavailable_reason", "device_count",
-                              "synchronize", "dtype_of", "inplace_kernels"}]
+                              "synchronize", "dtype_of", "inplace_kernels", "rng_state",
+                              "set_rng_state"}]

@@ -6,6 +6,8 @@ independent of the device.
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from plugrad.core import dtypes as _dt
@@ -55,6 +57,52 @@ def seed() -> int:
     return s
 
 
+def get_rng_state() -> Tensor:
+    """Every generator's state as a uint8 tensor (``torch.get_rng_state``): the host
+    generator's and each backend's that has drawn, beside the seed the others start from.
+    Opaque, like PyTorch's; :func:`set_rng_state` takes it back and ``torch.save`` stores it."""
+    backends = {}
+    for dev, backend in get_registry().seeded.items():
+        state = backend.rng_state()
+        backends[dev] = None if state is None else state.decode("latin-1")
+    return _bytes_tensor(json.dumps({"seed": _seed, "host": _host.bit_generator.state,
+                                     "backends": backends}))
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore what :func:`get_rng_state` returned: later draws repeat those made after it.
+    A backend first used since restarts from the saved seed (as its first use would have);
+    one that cannot read out its state (CuPy's) keeps its stream."""
+    global _seed
+    saved = _read_state("set_rng_state", new_state)
+    try:
+        _seed, _host.bit_generator.state = int(saved["seed"]), saved["host"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise RuntimeError("set_rng_state: the tensor is not a state from get_rng_state") \
+            from exc
+    for dev, backend in list(get_registry().seeded.items()):
+        if dev not in saved["backends"]:
+            backend.seed(_seed)
+        elif saved["backends"][dev] is not None:
+            backend.set_rng_state(saved["backends"][dev].encode("latin-1"))
+
+
+def _bytes_tensor(text: str) -> Tensor:
+    return tensor(np.frombuffer(text.encode(), dtype=np.uint8).copy(), dtype=_dt.uint8)
+
+
+def _read_state(op: str, state):
+    """The JSON a state tensor holds; PyTorch's TypeError for anything but a ByteTensor."""
+    if not isinstance(state, Tensor) or state.dtype is not _dt.uint8:
+        got = f"a tensor of dtype {state.dtype}" if isinstance(state, Tensor) else \
+            type(state).__name__
+        raise TypeError(f"{op}: expected a torch.ByteTensor (uint8) state, got {got}")
+    try:
+        return json.loads(bytes(np.asarray(state.cpu().numpy(), dtype=np.uint8)))
+    except ValueError as exc:
+        raise RuntimeError(f"{op}: the tensor is not a generator state") from exc
+
+
 class Generator:
     """A host-side generator (``torch.Generator``): ``manual_seed``, ``initial_seed``."""
 
@@ -74,11 +122,13 @@ class Generator:
     def seed(self) -> int:
         return self.manual_seed(_fresh_seed())._seed
 
-    def get_state(self):
-        return self.rng.bit_generator.state
+    def get_state(self) -> Tensor:
+        """The generator's state as a uint8 tensor, as PyTorch's ``Generator.get_state``."""
+        return _bytes_tensor(json.dumps(self.rng.bit_generator.state))
 
-    def set_state(self, state) -> None:
-        self.rng.bit_generator.state = state
+    def set_state(self, new_state: Tensor) -> "Generator":
+        self.rng.bit_generator.state = _read_state("Generator.set_state", new_state)
+        return self
 
 
 class _DefaultGenerator(Generator):
@@ -90,6 +140,13 @@ class _DefaultGenerator(Generator):
 
     def initial_seed(self) -> int:
         return _seed
+
+    def get_state(self) -> Tensor:
+        return get_rng_state()
+
+    def set_state(self, new_state: Tensor) -> "Generator":
+        set_rng_state(new_state)
+        return self
 
     @property
     def rng(self):

@@ -99,6 +99,35 @@ def manual_seed_all(seed: int) -> None:
         _backend().seed(int(seed))
 
 
+def get_rng_state(device="cuda"):
+    """The cuda backend's generator state as a uint8 tensor, where the backend can read it
+    out (CuPy's cuRAND generators cannot: then a RuntimeError says to seed instead)."""
+    import numpy as np
+
+    from plugrad.core.factories import tensor
+    b = _require()
+    state = b.rng_state()
+    if state is None:
+        raise RuntimeError(f"torch.cuda.get_rng_state: the {b.name!r} backend cannot read its "
+                           "generator's state; use torch.cuda.manual_seed to repeat a run")
+    return tensor(np.frombuffer(state, dtype=np.uint8).copy(), dtype="uint8")
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    """Restore a state :func:`get_rng_state` returned."""
+    import numpy as np
+    _require().set_rng_state(bytes(np.asarray(new_state.cpu().numpy(), dtype=np.uint8)))
+
+
+def get_rng_state_all() -> list:
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
 def memory_allocated(device=None) -> int:
     """Bytes held by live CuPy arrays on ``device`` (CuPy's default memory pool)."""
     b = _require()

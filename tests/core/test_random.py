@@ -163,3 +163,49 @@ def test_multinomial_and_bernoulli(device):
 def test_normal_function(device):
     t = plugrad.normal(3., 0.001, (10,), device=device)
     assert t.shape == (10,) and np.allclose(t.tolist(), 3., atol=0.01)
+
+
+def test_rng_state_round_trip_repeats_every_generator(device):
+    plugrad.manual_seed(7)
+    plugrad.rand(3, device=device)
+    state = plugrad.get_rng_state()
+    assert state.dtype == plugrad.uint8 and state.ndim == 1 and state.device.type == "cpu"
+    after = (plugrad.rand(5, device=device).tolist(), plugrad.randn(2, device=device).tolist(),
+             plugrad.randperm(9).tolist())
+    plugrad.rand(4, device=device)  # move on, then rewind
+    plugrad.set_rng_state(state)
+    assert (plugrad.rand(5, device=device).tolist(), plugrad.randn(2, device=device).tolist(),
+            plugrad.randperm(9).tolist()) == after
+    assert plugrad.random.get_rng_state().tolist() != state.tolist()  # it moved on again
+    plugrad.default_generator.set_state(state)
+    assert plugrad.rand(5, device=device).tolist() == after[0]
+
+
+def test_rng_state_survives_save_and_load(tmp_path):
+    plugrad.manual_seed(3)
+    path = tmp_path / "rng.pt"
+    plugrad.save({"rng": plugrad.get_rng_state()}, path)
+    expected = plugrad.rand(4).tolist()
+    plugrad.set_rng_state(plugrad.load(path)["rng"])
+    assert plugrad.rand(4).tolist() == expected
+
+
+def test_set_rng_state_refuses_what_is_not_a_state():
+    with pytest.raises(TypeError, match="expected a torch.ByteTensor"):
+        plugrad.set_rng_state(plugrad.zeros(4))
+    with pytest.raises(RuntimeError, match="not a generator state"):
+        plugrad.set_rng_state(plugrad.zeros(4, dtype=plugrad.uint8))
+    with pytest.raises(TypeError, match="expected a torch.ByteTensor"):
+        plugrad.Generator().set_state([1, 2])
+
+
+def test_rng_state_restarts_a_backend_first_used_after_it():
+    """A device first used after get_rng_state restarts from the seed, as its first use did."""
+    registry = get_registry()
+    plugrad.manual_seed(11)
+    registry.seeded.pop("ref", None)  # as if ref had not been used yet
+    registry._tables.pop("ref", None)
+    state = plugrad.get_rng_state()
+    first = plugrad.rand(3, device="ref").tolist()
+    plugrad.set_rng_state(state)
+    assert plugrad.rand(3, device="ref").tolist() == first

@@ -9,6 +9,7 @@ inside :meth:`ReferenceBackend.from_numpy` / :meth:`ReferenceBackend.to_numpy`.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import operator
 import random
@@ -286,6 +287,14 @@ class ReferenceBackend(RefMathKernels, RefLinalgKernels, Backend):
     # ------------------------------------------------------------------ random
     def seed(self, seed: int) -> None:
         self._rng.seed(seed)
+
+    def rng_state(self):
+        version, internal, gauss = self._rng.getstate()
+        return json.dumps([version, list(internal), gauss]).encode()
+
+    def set_rng_state(self, state):
+        version, internal, gauss = json.loads(state)
+        self._rng.setstate((version, tuple(internal), gauss))
 
     def uniform(self, shape, dtype: str, device=None):
         # A random integer over 2**p, with p the dtype's significand bits, is exact in the
