@@ -174,7 +174,8 @@ def _module_key(obj):
 
 
 def _has_hooks(mods) -> bool:
-    return any(m._forward_hooks or m._forward_pre_hooks for m in mods)
+    return any(m._forward_hooks or m._forward_pre_hooks or m.__dict__.get("_backward_hooks")
+               or m.__dict__.get("_backward_pre_hooks") for m in mods)
 
 
 def hooked(watched) -> bool:

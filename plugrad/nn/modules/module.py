@@ -2,12 +2,13 @@
 state dicts, hooks and printing."""
 from __future__ import annotations
 
-import itertools
+import types
 from collections import OrderedDict, namedtuple
 
 import plugrad
 from plugrad import Tensor
 from plugrad.capture import guards as _guards
+from plugrad.nn.modules._hooks import RemovableHandle, call_with_hooks
 from plugrad.nn.parameter import Parameter
 
 
@@ -20,26 +21,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        self.id = next(self._ids)
-
-    def remove(self) -> None:
-        _guards.MODULE_VERSION[0] += 1
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _addindent(s: str, n: int) -> str:
@@ -64,6 +45,8 @@ class Module:
 
     training: bool
     call_super_init = False
+    #: until a backward hook is registered (which gives the instance its own dict)
+    _backward_hooks = _backward_pre_hooks = types.MappingProxyType({})
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -83,34 +66,46 @@ class Module:
 
     # ------------------------------------------------------------------ calling, hooks
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        out = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            result = hook(self, args, out)
-            if result is not None:
-                out = result
-        return out
+        return call_with_hooks(self, args, kwargs)
 
-    def _add_hook(self, hooks: OrderedDict, hook, prepend: bool) -> RemovableHandle:
+    def _add_hook(self, kind: str, hook, prepend: bool, flags=()) -> RemovableHandle:
+        """Register ``hook`` in the ``kind`` dict; ``flags`` name the id sets it joins."""
         _guards.MODULE_VERSION[0] += 1
-        handle = RemovableHandle(hooks)
+        hooks = self.__dict__.setdefault(kind, OrderedDict())
+        handle = RemovableHandle(hooks, *(self.__dict__.setdefault(f, set()) for f in flags))
         hooks[handle.id] = hook
         if prepend:
             hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_pre_hook(self, hook, *, prepend: bool = False) -> RemovableHandle:
-        """``hook(module, args)`` runs before ``forward``; it may return replacement args."""
-        return self._add_hook(self._forward_pre_hooks, hook, prepend)
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args)`` runs before ``forward`` and may return replacement args
+        (``with_kwargs``: ``hook(module, args, kwargs)`` returning ``(args, kwargs)``)."""
+        return self._add_hook("_forward_pre_hooks", hook, prepend,
+                              ("_forward_pre_hooks_with_kwargs",) if with_kwargs else ())
 
-    def register_forward_hook(self, hook, *, prepend: bool = False) -> RemovableHandle:
-        """``hook(module, args, output)`` runs after ``forward``; it may return a new output."""
-        return self._add_hook(self._forward_hooks, hook, prepend)
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output)`` runs after ``forward`` and may return a new output
+        (``with_kwargs``: ``hook(module, args, kwargs, output)``; ``always_call``: also when
+        forward raises, with output None)."""
+        flags = (("_forward_hooks_with_kwargs",) if with_kwargs else ()) + \
+            (("_forward_hooks_always_called",) if always_call else ())
+        return self._add_hook("_forward_hooks", hook, prepend, flags)
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` runs when the gradients of the outputs are known;
+        it may return replacement ``grad_output``."""
+        return self._add_hook("_backward_pre_hooks", hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the tensor
+        inputs are known; it may return replacement ``grad_input``."""
+        return self._add_hook("_backward_hooks", hook, prepend)
 
     # ------------------------------------------------------------------ registration
     def register_parameter(self, name: str, param) -> None:
