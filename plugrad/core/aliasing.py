@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from plugrad.core.grad_mode import _state
 
 
@@ -113,6 +115,52 @@ class Expand:
             n == 1 and m != 1 for n, m in zip(self.source, self.shape[lead:]))
 
 
+class Lattice:
+    """Elements of the input on a lattice (``diagonal``, ``unfold``): view index ``j`` shows
+    input index ``base + sum_e j[e] * coeffs[e]``. Backends have no strided views, so the
+    elements are taken and written by their flat positions in the input (``positions``)."""
+
+    __slots__ = ("shape", "coeffs", "base", "source", "device", "positions", "_arrays")
+
+    def __init__(self, shape, coeffs, base, source, device):
+        self.shape, self.source, self.device = tuple(shape), tuple(source), device
+        self.coeffs, self.base = tuple(map(tuple, coeffs)), tuple(base)
+        flat = contiguous_strides(self.source)
+        pos = np.full(self.shape, sum(b * st for b, st in zip(self.base, flat)), np.int64)
+        for e, coeff in enumerate(self.coeffs):
+            step = sum(c * st for c, st in zip(coeff, flat))
+            grid = [1] * len(self.shape)
+            grid[e] = self.shape[e]
+            pos = pos + np.arange(self.shape[e], dtype=np.int64).reshape(grid) * step
+        self.positions = pos.reshape(-1)
+        self._arrays = {}
+
+    def index(self, k):
+        """The flat positions as an int64 array of ``k`` (made once per backend)."""
+        a = self._arrays.get(k.name)
+        if a is None:
+            a = self._arrays[k.name] = k.from_numpy(self.positions, "int64", self.device)
+        return a
+
+    def take(self, k, a):
+        n = int(np.prod(self.source, dtype=np.int64))
+        return k.reshape(k.take(k.reshape(a, (n,)), 0, self.index(k)), self.shape)
+
+    def put(self, k, a, inner):
+        n = int(np.prod(self.source, dtype=np.int64))
+        flat = k.scatter(k.reshape(a, (n,)), 0, self.index(k),
+                         k.reshape(inner, (self.positions.size,)))
+        return k.reshape(flat, self.source)
+
+    def geometry(self, shape, strides, offset):
+        return (self.shape, tuple(sum(c * st for c, st in zip(coeff, strides))
+                                  for coeff in self.coeffs),
+                offset + sum(b * st for b, st in zip(self.base, strides)))
+
+    def overlaps(self) -> bool:
+        return np.unique(self.positions).size != self.positions.size
+
+
 # ---------------------------------------------------------------------- strides
 def contiguous_strides(shape) -> tuple:
     strides, acc = [], 1
@@ -129,6 +177,8 @@ def view_strides(shape, strides, new_shape):
     numel = 1
     for n in shape:
         numel *= n
+    if numel == 0 and tuple(shape) == tuple(new_shape):
+        return tuple(strides)
     if numel == 0 or not shape:
         return contiguous_strides(new_shape)
     out = [0] * len(new_shape)
@@ -290,9 +340,10 @@ def _shell(t):
 
 # ---------------------------------------------------------------------- writing
 def check_writable(op, t) -> None:
-    """Refuse a write through an expanded view (one element would be written many times)."""
+    """Refuse a write through an expanded or overlapping view (one element would be written
+    many times)."""
     for step in t._steps:
-        if type(step) is Expand and step.overlaps():
+        if type(step) in (Expand, Lattice) and step.overlaps():
             raise RuntimeError(
                 f"{op}: unsupported operation: more than one element of the written-to "
                 f"tensor refers to a single memory location. Please clone() the tensor "

@@ -375,6 +375,39 @@ def tensor_split_pieces_are_plain_views(T, tensor):
     return x
 
 
+# ---------------------------------------------------------------------- lattice views
+@program
+def diagonals_write_their_base(T, tensor):
+    x = tensor(np.arange(12.).reshape(3, 4))
+    x.diagonal(1).fill_(-1)
+    x.diagonal(-1).mul_(10)
+    x.T.diagonal().add_(100)
+    d = x.diagonal(2)
+    x[0, 2] = 7  # the base's write is seen by the view
+    return x, d, x.diagonal(5)
+
+
+@program
+def diagonal_in_place_rewrites_history(T, tensor):
+    w = tensor(np.arange(1., 19.).reshape(2, 3, 3), requires_grad=True)
+    x = w * 1
+    d = x.diagonal(offset=-1, dim1=1, dim2=2)
+    d.mul_(d)
+    (x * x).sum().backward()
+    return x, w.grad, d
+
+
+@program
+def unfold_windows_are_views(T, tensor):
+    w = tensor(np.arange(1., 9.), requires_grad=True)
+    x = w * 1
+    u = x.unfold(0, 2, 3)
+    u.mul_(-2)
+    x[0] = 50
+    (x.unfold(0, 3, 1) ** 2).sum().backward()
+    return x, u, w.grad
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_torch(name, device):
@@ -392,14 +425,33 @@ def test_saved_view_error_names_the_op(device):
         w.sum().backward()
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_writes_through_overlapping_windows_are_refused(device):
+    """PyTorch applies an in-place op through overlapping ``unfold`` windows once per window
+    an element is in (values depend on its kernel's order); plugrad refuses instead."""
+    x = plugrad.tensor([1., 2., 3., 4.], device=device)
+    with pytest.raises(RuntimeError, match="mul_: unsupported operation: more than one "
+                                           "element of the written-to tensor"):
+        x.unfold(0, 3, 1).mul_(2)
+    x.unfold(0, 2, 2).mul_(2)  # windows side by side: one element each
+    assert x.tolist() == [2., 4., 6., 8.]
+
+
 def _random_view_chain(rng):
     """A random chain of permute/slice/expand steps and a target shape to view it as."""
     shape = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 4)))
     ops = []
     ndim = len(shape)
     for _ in range(rng.integers(1, 3)):
-        kind = rng.integers(3)
-        if kind == 0:
+        kind = rng.integers(5)
+        if kind == 3 and ndim >= 2:
+            d1, d2 = (int(d) for d in rng.permutation(ndim)[:2])
+            ops.append(("diagonal", int(rng.integers(-1, 2)), d1, d2))
+            ndim -= 1
+        elif kind == 4:
+            ops.append(("unfold", int(rng.integers(ndim)), 1, int(rng.integers(1, 3))))
+            ndim += 1
+        elif kind == 0:
             ops.append(("permute", tuple(int(i) for i in rng.permutation(ndim))))
         elif kind == 1:
             d = int(rng.integers(ndim))
@@ -418,6 +470,10 @@ def _apply(T, x, ops):
             _, d, start, step = op
             x = x.narrow(d, 0, x.shape[d]) if x.shape[d] <= start else \
                 x[(slice(None),) * d + (slice(start, None, step),)]
+        elif op[0] == "diagonal":
+            x = x.diagonal(*op[1:])
+        elif op[0] == "unfold":
+            x = x.unfold(*op[1:])
         else:
             x = x.unsqueeze(op[1])
     return x
@@ -437,6 +493,9 @@ def test_strides_and_viewability_match_torch(seed):
         n = int(np.prod(shape))
         a = _apply(torch, torch.arange(float(n)).reshape(shape), ops)
         b = _apply(plugrad, plugrad.arange(float(n)).reshape(shape), ops)
+        if a.numel() == 0:  # an empty tensor's strides are arbitrary (PyTorch's own words)
+            assert b.numel() == 0 and tuple(b.shape) == tuple(a.shape), ops
+            continue
         assert strides(b) == strides(a) and b.storage_offset() == a.storage_offset(), ops
         assert b.is_contiguous() == a.is_contiguous(), (shape, ops)
         sizes = [int(s) for s in a.shape]

@@ -18,6 +18,7 @@ from plugrad.core.factories import arange, tensor, zeros
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.indexing import as_index_tensor, wrap_negative
 from plugrad.core.ops.join import cat, stack
+from plugrad.core.ops.lattice import diagonal_step, lattice_view, unfold_step
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 
@@ -47,20 +48,8 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
     if d1 == d2:
         raise RuntimeError(f"diagonal(): diagonal dimensions cannot be identical {dim1}, "
                            f"{dim2}")
-    rest = [d for d in range(x.ndim) if d not in (d1, d2)]
-    y = x.permute(*rest, d1, d2)
-    n, m = y.shape[-2], y.shape[-1]
-    if offset >= 0:
-        y = y[..., :, builtins.min(offset, m):]
-    else:
-        y = y[..., builtins.min(-offset, n):, :]
-    n, m = y.shape[-2], y.shape[-1]
-    length = builtins.min(n, m)
-    lead = y.shape[:-2]
-    if length == 0:
-        return y.reshape(*lead, n * m)[..., :0]
-    flat = y.reshape(*lead, n * m)
-    return flat[..., :(length - 1) * (m + 1) + 1:m + 1]
+    return lattice_view(x, diagonal_step(tuple(x.shape), offset, d1, d2, x.device.index),
+                        "DiagonalBackward0")
 
 
 @op("diag_embed", method="diag_embed")
@@ -194,13 +183,8 @@ def unfold(x, dimension, size, step):
                            f"but size is {size}")
     if step <= 0:
         raise RuntimeError(f"unfold(): step is {step} but must be > 0")
-    count = (length - size) // step + 1
-    idx = arange(count, device=x.device).mul(step).unsqueeze(1).add(
-        arange(size, device=x.device).unsqueeze(0))
-    picked = x.index_select(axis, idx.reshape(-1))
-    shape = list(x.shape)
-    shape[axis:axis + 1] = [count, size]
-    return picked.reshape(*shape).movedim(axis + 1, -1)
+    return lattice_view(x, unfold_step(tuple(x.shape), axis, size, step, x.device.index),
+                        "UnfoldBackward0")
 
 
 # ---------------------------------------------------------------------- joining

@@ -10,8 +10,9 @@ arrays come from :mod:`plugrad.core.aliasing`.
 from __future__ import annotations
 
 from plugrad.core import aliasing
-from plugrad.core.aliasing import Permute, Reshape, Slice
+from plugrad.core.aliasing import Lattice, Permute, Reshape, Slice
 from plugrad.core.autograd.node import present_as
+from plugrad.core.ops.lattice import lattice_scatter, lattice_view
 from plugrad.core.ops.shape import expand, permute, reshape
 from plugrad.core.ops.slicing import basic_slice, slice_scatter
 from plugrad.core.tensor import _wrap
@@ -25,6 +26,8 @@ def _take(t, step):
         return reshape(t, step.shape)
     if kind is Permute:
         return permute(t, step.axes)
+    if kind is Lattice:
+        return lattice_view(t, step, "AsStridedBackward0")
     return expand(t, step.shape)
 
 
@@ -35,6 +38,8 @@ def _embed(t, step, inner):
         return slice_scatter(t, step.key, inner)
     if kind is Reshape:
         return reshape(inner, step.source)
+    if kind is Lattice:
+        return lattice_scatter(t, step, inner)
     return permute(inner, step.inverse)
 
 
