@@ -125,7 +125,8 @@ class Lattice:
     def __init__(self, shape, coeffs, base, source, device):
         self.shape, self.source, self.device = tuple(shape), tuple(source), device
         self.coeffs, self.base = tuple(map(tuple, coeffs)), tuple(base)
-        flat = contiguous_strides(self.source)
+        flat = (1,) if len(self.base) == 1 != len(self.source) else \
+            contiguous_strides(self.source)  # one coefficient each: flat (as_strided)
         pos = np.full(self.shape, sum(b * st for b, st in zip(self.base, flat)), np.int64)
         for e, coeff in enumerate(self.coeffs):
             step = sum(c * st for c, st in zip(coeff, flat))
@@ -153,6 +154,8 @@ class Lattice:
         return k.reshape(flat, self.source)
 
     def geometry(self, shape, strides, offset):
+        if len(self.base) == 1 != len(shape):  # flat positions of a contiguous input
+            strides = (1,)
         return (self.shape, tuple(sum(c * st for c, st in zip(coeff, strides))
                                   for coeff in self.coeffs),
                 offset + sum(b * st for b, st in zip(self.base, strides)))

@@ -166,6 +166,12 @@ def s_unfold(make, dtype):
     yield S((make(), 0, 1, 1), name="0-d")
 
 
+def s_as_strided(make, dtype):
+    yield S((make(10), (4, 3), (2, 1)), name="overlapping windows")
+    yield S((make(2, 6), (3, 2), (1, 4), 1), name="offset, transposed strides")
+    yield S((make(6), (0, 2), (1, 1)), name="empty")
+
+
 def s_block_diag(make, dtype):
     yield S((make(2, 3), make(2), make()), name="2-d, 1-d, 0-d", method=False)
     yield S((make(1, 1), make(0, 2)), name="empty block", method=False)
@@ -295,6 +301,7 @@ _add(
     _P("rot90", sample_inputs=s_rot90, differentiable=True, dtypes=ALL),
     OpInfo("Tensor.unfold", lambda x, *a: x.unfold(*a), s_unfold, dtypes=ALL,
            differentiable=True, method="unfold"),
+    _P("as_strided", sample_inputs=s_as_strided, differentiable=True, dtypes=ALL),
     _P("block_diag", sample_inputs=s_block_diag, differentiable=True, dtypes=ALL),
     _P("meshgrid", sample_inputs=s_meshgrid, differentiable=True, dtypes=ALL),
     _P("cartesian_prod", sample_inputs=s_cartesian_prod, differentiable=True, dtypes=ALL),

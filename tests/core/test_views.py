@@ -408,6 +408,17 @@ def unfold_windows_are_views(T, tensor):
     return x, u, w.grad
 
 
+@program
+def as_strided_views_write_their_base(T, tensor):
+    w = tensor(np.arange(1., 11.), requires_grad=True)
+    x = w * 1
+    win = x.as_strided((3, 2), (3, 1), 1)  # disjoint windows: writable
+    win.mul_(-1)
+    x[9] = 0
+    (x.as_strided((4, 3), (2, 1)) ** 2).sum().backward()  # overlapping: gradients add up
+    return x, win, w.grad, win.stride(), win.storage_offset()
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_torch(name, device):
@@ -435,6 +446,15 @@ def test_writes_through_overlapping_windows_are_refused(device):
         x.unfold(0, 3, 1).mul_(2)
     x.unfold(0, 2, 2).mul_(2)  # windows side by side: one element each
     assert x.tolist() == [2., 4., 6., 8.]
+
+
+def test_as_strided_outside_a_contiguous_tensor_is_refused():
+    x = plugrad.arange(12.).reshape(3, 4)
+    with pytest.raises(NotImplementedError, match="as_strided: size \\[2, 2\\], stride "
+                                                  "\\[4, 1\\].*shape \\[3, 2\\]"):
+        x[:, 1:3].as_strided((2, 2), (4, 1))
+    with pytest.raises(NotImplementedError, match="reach elements outside"):
+        x[1].as_strided((2,), (4,))
 
 
 def _random_view_chain(rng):

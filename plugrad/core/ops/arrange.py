@@ -18,7 +18,7 @@ from plugrad.core.factories import arange, tensor, zeros
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.indexing import as_index_tensor, wrap_negative
 from plugrad.core.ops.join import cat, stack
-from plugrad.core.ops.lattice import diagonal_step, lattice_view, unfold_step
+from plugrad.core.ops.lattice import as_strided_step, diagonal_step, lattice_view, unfold_step
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 
@@ -50,6 +50,13 @@ def diagonal(x, offset=0, dim1=0, dim2=1):
                            f"{dim2}")
     return lattice_view(x, diagonal_step(tuple(x.shape), offset, d1, d2, x.device.index),
                         "DiagonalBackward0")
+
+
+@op("as_strided", method="as_strided")
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of ``input``'s elements at the given strides (windows, overlapping ones too)."""
+    return lattice_view(input, as_strided_step(input, size, stride, storage_offset),
+                        "AsStridedBackward0")
 
 
 @op("diag_embed", method="diag_embed")

@@ -38,6 +38,30 @@ def unfold_step(shape, axis, size, step, device) -> Lattice:
     return Lattice(out + [size], coeffs, [0] * nd, shape, device)
 
 
+def as_strided_step(x, size, stride, storage_offset) -> Lattice:
+    """PyTorch's ``as_strided`` of ``x``'s storage, as flat positions in ``x`` (which must
+    hold, contiguously, every element the strides reach)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"as_strided: mismatch in length of strides and shape "
+                           f"({len(stride)} strides for {len(size)} sizes)")
+    if any(n < 0 for n in size) or any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: negative sizes or strides are not supported "
+                           f"(size {list(size)}, stride {list(stride)})")
+    _, _, own = aliasing.geometry(x)
+    offset = own if storage_offset is None else int(storage_offset)
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset
+    if not aliasing.is_contiguous(x) or offset < own or last >= own + max(x.numel(), 1) \
+            and all(size):
+        raise NotImplementedError(
+            f"as_strided: size {list(size)}, stride {list(stride)}, storage offset {offset} "
+            f"reach elements outside the tensor's own contiguous ones (shape "
+            f"{list(x.shape)}, storage offset {own}); plugrad takes as_strided views of a "
+            f"contiguous tensor's elements only")
+    coeffs = [[s] for s in stride]
+    return Lattice(size, coeffs, [offset - own], tuple(x.shape), x.device.index)
+
+
 def _positions(x, step):
     """The step's flat positions as an int64 Tensor on ``x``'s device (saved for backward:
     both bindings of a rule read it)."""
