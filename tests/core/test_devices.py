@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import plugrad
@@ -159,3 +160,24 @@ def test_import_does_not_import_cupy_or_plugins():
             "from plugrad.core.registry import get_registry\n"
             "print('cupy' in sys.modules, get_registry()._entry_points_loaded)")
     assert _run(code) == "False False"
+
+
+# ---------------------------------------------------------------- host scalars
+def test_a_host_0d_constant_joins_a_tensor_on_another_device():
+    """As PyTorch's CPU scalars: ``x_dev * torch.tensor(2.0)`` runs on x's device, its result
+    and gradient there; a host scalar that requires grad, or any larger host tensor, still
+    raises the device error."""
+    x = plugrad.tensor([1.0, -2.0, 4.0], device="ref", requires_grad=True)
+    two = plugrad.tensor(2.0)
+    y = (x * two + two) / two - two ** x
+    assert y.device.type == "ref"
+    y.sum().backward()
+    expected = 1 - np.log(2.0) * 2.0 ** np.array([1.0, -2.0, 4.0])
+    np.testing.assert_allclose(x.grad.tolist(), expected, rtol=1e-6)
+    assert x.grad.device.type == "ref"
+    assert plugrad.where(x > 0, x, two).tolist() == [1.0, 2.0, 4.0]
+    with pytest.raises(plugrad.DeviceError, match="mul: Expected all tensors to be on the "
+                                                  "same device"):
+        x * plugrad.tensor(2.0, requires_grad=True)
+    with pytest.raises(plugrad.DeviceError, match="add: Expected all tensors"):
+        x + plugrad.ones(1)

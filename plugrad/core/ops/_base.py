@@ -8,6 +8,7 @@ from __future__ import annotations
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import check_device
 from plugrad.core.factories import tensor
+from plugrad.core.grad_mode import _state
 from plugrad.core.tensor import Tensor
 
 _SCALARS = (bool, int, float)
@@ -29,7 +30,7 @@ def binary_operands(op: str, a, b):
     if isinstance(a, Tensor):
         if isinstance(b, Tensor):
             if a.device is not b.device:
-                check_device(op, a, b)
+                a, b = cpu_scalars_follow(op, a, b)
             if a.dtype is b.dtype:
                 return a._k, a.device, a.dtype, a._data, b._data
             dtype = _result_type_of(((a.dtype, not a._data.shape), (b.dtype, not b._data.shape)))
@@ -58,6 +59,23 @@ def binary_operands(op: str, a, b):
         return binary_operands(op, _coerce(a, b), b)
     raise TypeError(f"{op}: expected at least one Tensor, got {type(a).__name__} and "
                     f"{type(b).__name__}")
+
+
+def cpu_scalars_follow(op: str, a: Tensor, b: Tensor):
+    """PyTorch's exception to one device per op: a 0-d tensor on the host joins a tensor on
+    another device (``x_cuda * torch.tensor(2.0)``), its value moved there. Here only a
+    constant one: a host scalar that requires grad still raises (its gradient would have
+    to travel back; move it with ``.to(device)``)."""
+    if _host_constant(a) and b.device.type != "cpu":
+        return a.to(b.device), b
+    if _host_constant(b) and a.device.type != "cpu":
+        return a, b.to(a.device)
+    check_device(op, a, b)
+    return a, b
+
+
+def _host_constant(t: Tensor) -> bool:
+    return not t._data.shape and t.device.type == "cpu" and not (t._rg and _state.enabled)
 
 
 def _coerce(value, like: Tensor) -> Tensor:
