@@ -57,7 +57,7 @@ __version__ = "0.1.0"
 
 _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", "random",
                     "version", "multiprocessing", "special", "capture", "onnx",
-                    "accelerator", "jit"}
+                    "accelerator", "jit", "distributions"}
 
 
 #: ``torch.conv2d``, ``torch.dropout``, ... (plugrad/_nn_spellings.py): loaded with nn on first use

@@ -1,0 +1,29 @@
+"""``torch.distributions`` for plugrad: probability laws built from plugrad's tensor ops.
+
+Names, signatures, defaults, validation and semantics follow PyTorch 2.13. Every density,
+entropy and reparameterised draw is composed of public differentiable ops, so gradients and
+every backend come for free; draws use plugrad's random stream (``manual_seed`` repeats them).
+"""
+from plugrad.distributions import constraints, transforms
+from plugrad.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
+from plugrad.distributions.counts import Binomial, Geometric, Poisson
+from plugrad.distributions.discrete import Bernoulli, Categorical, OneHotCategorical
+from plugrad.distributions.distribution import Distribution, ExponentialFamily
+from plugrad.distributions.gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
+from plugrad.distributions.independent import Independent, MixtureSameFamily
+from plugrad.distributions.kl import kl_divergence, register_kl
+from plugrad.distributions.multivariate_normal import MultivariateNormal
+from plugrad.distributions.transformed_distribution import LogNormal, TransformedDistribution
+from plugrad.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform,
+                                              ExpTransform, PowerTransform, SigmoidTransform,
+                                              SoftplusTransform, TanhTransform, Transform,
+                                              identity_transform)
+
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
+           "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric",
+           "Independent", "Laplace", "LogNormal", "MixtureSameFamily", "MultivariateNormal",
+           "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution",
+           "Uniform", "kl_divergence", "register_kl", "AbsTransform", "AffineTransform",
+           "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
+           "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
+           "constraints", "transforms"]
