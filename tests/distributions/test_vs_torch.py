@@ -1,0 +1,266 @@
+"""Densities, moments, cdf/icdf and their gradients against torch.distributions (float64)."""
+import math
+
+import numpy as np
+import pytest
+
+import plugrad
+import plugrad.distributions as D
+
+from .helpers import RNG, close, host, pos, real, simplex, spd, to_plugrad, to_torch, unit, \
+    value_pair
+
+torch = pytest.importorskip("torch")
+TD = torch.distributions
+
+S = (2, 3)  # batch shape of most cases: small, so the pure-Python backend stays quick
+MOMENTS = ("mean", "variance", "stddev", "mode")
+
+
+def _tf(d):
+    return [d.transforms.AffineTransform(0.5, 2.0), d.transforms.TanhTransform()]
+
+
+# name -> (build(D, **params), params, log_prob value, extra methods)
+CASES = {
+    "Normal": (lambda d, loc, scale: d.Normal(loc, scale), dict(loc=real(*S), scale=pos(*S)),
+               real(4, *S), MOMENTS + ("entropy", "cdf", "icdf")),
+    "Normal-scalar": (lambda d, loc: d.Normal(loc, 2.0), dict(loc=real()), real(5),
+                      MOMENTS + ("entropy", "cdf")),
+    "Uniform": (lambda d, low, width: d.Uniform(low, low + width),
+                dict(low=np.zeros(S), width=np.full(S, 2.0)), pos(*S, low=0.1, high=1.9),
+                ("mean", "variance", "stddev", "entropy", "cdf", "icdf")),
+    "Laplace": (lambda d, loc, scale: d.Laplace(loc, scale), dict(loc=real(*S), scale=pos(*S)),
+                real(4, *S), MOMENTS + ("entropy", "cdf", "icdf")),
+    "Cauchy": (lambda d, loc, scale: d.Cauchy(loc, scale), dict(loc=real(*S), scale=pos(*S)),
+               real(4, *S), MOMENTS + ("entropy", "cdf", "icdf")),
+    "Exponential": (lambda d, rate: d.Exponential(rate), dict(rate=pos(*S)), pos(4, *S),
+                    MOMENTS + ("entropy", "cdf", "icdf")),
+    "Gamma": (lambda d, c, r: d.Gamma(c, r), dict(c=pos(*S, low=0.3), r=pos(*S)),
+              pos(4, *S, low=0.05), MOMENTS + ("entropy",)),
+    "Chi2": (lambda d, df: d.Chi2(df), dict(df=pos(*S, high=6)), pos(4, *S),
+             MOMENTS + ("entropy",)),
+    "Beta": (lambda d, a, b: d.Beta(a, b), dict(a=pos(*S, low=1.1), b=pos(*S, low=1.1)),
+             unit(4, *S), MOMENTS + ("entropy",)),
+    "Dirichlet": (lambda d, c: d.Dirichlet(c), dict(c=pos(2, 4, low=1.1)), simplex(3, 2, 4),
+                  MOMENTS + ("entropy",)),
+    "StudentT": (lambda d, df, loc, scale: d.StudentT(df, loc, scale),
+                 dict(df=pos(*S, low=2.5, high=8), loc=real(*S), scale=pos(*S)), real(4, *S),
+                 MOMENTS + ("entropy",)),
+    "LogNormal": (lambda d, loc, scale: d.LogNormal(loc, scale),
+                  dict(loc=real(*S), scale=pos(*S, high=1.5)), pos(4, *S),
+                  MOMENTS + ("entropy", "cdf", "icdf")),
+    "Bernoulli-probs": (lambda d, p: d.Bernoulli(probs=p), dict(p=unit(*S)),
+                        np.array([0.0, 1.0, 1.0, 0.0])[:, None, None] * np.ones(S),
+                        ("mean", "variance", "entropy")),
+    "Bernoulli-logits": (lambda d, lg: d.Bernoulli(logits=lg), dict(lg=real(*S)),
+                         np.ones((3,) + S), ("mean", "variance", "entropy")),
+    "Categorical-probs": (lambda d, p: d.Categorical(probs=p), dict(p=simplex(2, 5)),
+                          np.array([[0, 4], [3, 1], [2, 2]]), ("mode", "entropy")),
+    "Categorical-logits": (lambda d, lg: d.Categorical(logits=lg), dict(lg=real(2, 5)),
+                           np.array([[0, 4], [3, 1]]), ("mode", "entropy")),
+    "OneHotCategorical": (lambda d, lg: d.OneHotCategorical(logits=lg), dict(lg=real(2, 4)),
+                          np.eye(4)[[[1, 3], [0, 0]]], ("mean", "variance", "mode", "entropy")),
+    "Binomial": (lambda d, n, p: d.Binomial(n, probs=p), dict(n=np.full(S, 7.0), p=unit(*S)),
+                 np.array([0.0, 3.0, 7.0])[:, None, None] * np.ones(S),
+                 ("mean", "variance", "mode", "entropy")),
+    "Binomial-logits": (lambda d, lg: d.Binomial(5, logits=lg), dict(lg=real(*S)),
+                        np.full((2,) + S, 2.0), ("mean", "variance", "mode", "entropy")),
+    "Poisson": (lambda d, rate: d.Poisson(rate), dict(rate=pos(*S, high=8)),
+                np.array([0.0, 2.0, 9.0])[:, None, None] * np.ones(S),
+                ("mean", "variance", "mode")),
+    "Geometric": (lambda d, p: d.Geometric(probs=p), dict(p=unit(*S)),
+                  np.array([0.0, 1.0, 6.0])[:, None, None] * np.ones(S),
+                  ("mean", "variance", "mode", "entropy")),
+    "MVN-cov": (lambda d, loc, cov: d.MultivariateNormal(loc, covariance_matrix=cov),
+                dict(loc=real(2, 3), cov=spd(3)), real(4, 2, 3),
+                ("mean", "variance", "mode", "entropy", "covariance_matrix",
+                 "precision_matrix", "scale_tril")),
+    "MVN-tril": (lambda d, loc, L: d.MultivariateNormal(loc, scale_tril=L),
+                 dict(loc=real(3), L=np.linalg.cholesky(spd(3, (2,)))), real(4, 2, 3),
+                 ("mean", "variance", "entropy", "covariance_matrix")),
+    "MVN-precision": (lambda d, loc, P: d.MultivariateNormal(loc, precision_matrix=P),
+                      dict(loc=real(3), P=spd(3)), real(2, 3),
+                      ("variance", "entropy", "covariance_matrix", "scale_tril")),
+    "Independent": (lambda d, loc, scale: d.Independent(d.Normal(loc, scale), 1),
+                    dict(loc=real(*S), scale=pos(*S)), real(4, *S),
+                    ("mean", "variance", "entropy")),
+    "Mixture": (lambda d, lg, loc, scale: d.MixtureSameFamily(
+                    d.Categorical(logits=lg), d.Normal(loc, scale)),
+                dict(lg=real(2, 3), loc=real(2, 3), scale=pos(2, 3)), real(4, 2),
+                ("mean", "variance", "cdf")),
+    "Mixture-mvn": (lambda d, lg, loc, L: d.MixtureSameFamily(
+                        d.Categorical(logits=lg), d.MultivariateNormal(loc, scale_tril=L)),
+                    dict(lg=real(3), loc=real(3, 2), L=np.linalg.cholesky(spd(2, (3,)))),
+                    real(5, 2), ("mean", "variance")),
+    "Transformed": (lambda d, loc, scale: d.TransformedDistribution(d.Normal(loc, scale),
+                                                                    _tf(d)),
+                    dict(loc=real(*S), scale=pos(*S)), RNG.uniform(-0.9, 0.9, (4,) + S),
+                    ("cdf", "icdf")),
+    "Sigmoid": (lambda d, loc, scale: d.TransformedDistribution(
+                    d.Normal(loc, scale), d.transforms.SigmoidTransform()),
+                dict(loc=real(*S), scale=pos(*S)), unit(4, *S), ("cdf",)),
+}
+
+
+def _method(dist, name, value, unit_value):
+    if name in ("cdf",):
+        return dist.cdf(value)
+    if name == "icdf":
+        return dist.icdf(unit_value)
+    if name in ("entropy",):
+        return dist.entropy()
+    return getattr(dist, name)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_against_torch(name, device):
+    build, params, value, methods = CASES[name]
+    ours_p, theirs_p = to_plugrad(params, device), to_torch(params)
+    d, td = build(D, **ours_p), build(TD, **theirs_p)
+    assert tuple(d.batch_shape) == tuple(td.batch_shape)
+    assert tuple(d.event_shape) == tuple(td.event_shape)
+    v, tv = value_pair(value, device)
+    lp, tlp = d.log_prob(v), td.log_prob(tv)
+    close(lp, tlp, msg="log_prob")
+    loss, tloss = lp.sum(), tlp.sum()
+    u = np.random.default_rng(1).uniform(0.05, 0.95, tuple(tv.shape))
+    uo, ut = value_pair(u, device)
+    for m in methods:
+        a, ta = _method(d, m, v, uo), _method(td, m, tv, ut)
+        assert tuple(a.shape) == tuple(ta.shape), m
+        close(a, ta, msg=m)
+        if a.dtype.is_floating_point and ta.requires_grad and bool(torch.isfinite(ta).all()):
+            loss, tloss = loss + a.sum(), tloss + ta.sum()
+    loss.backward()
+    tloss.backward()
+    for k in params:
+        if theirs_p[k].grad is not None:
+            assert ours_p[k].grad is not None, k
+            close(ours_p[k].grad, theirs_p[k].grad, rtol=1e-7, atol=1e-9, msg=f"grad {k}")
+
+
+@pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Dirichlet", "Categorical-logits",
+                                  "MVN-tril", "Independent", "Bernoulli-probs", "Mixture"])
+def test_expand_matches_torch(name, device):
+    build, params, value, _ = CASES[name]
+    d, td = build(D, **to_plugrad(params, device)), build(TD, **to_torch(params))
+    shape = (2,) + tuple(td.batch_shape)
+    e, te = d.expand(shape), td.expand(shape)
+    assert tuple(e.batch_shape) == tuple(te.batch_shape) == shape
+    v, tv = value_pair(value[:1], device)
+    close(e.log_prob(v), te.log_prob(tv))
+
+
+@pytest.mark.parametrize("name", ["Bernoulli-probs", "Categorical-probs", "OneHotCategorical",
+                                  "Binomial"])
+def test_enumerate_support(name, device):
+    build, params, _, _ = CASES[name]
+    d, td = build(D, **to_plugrad(params, device)), build(TD, **to_torch(params))
+    for expand in (True, False):
+        close(d.enumerate_support(expand), td.enumerate_support(expand))
+
+
+KL_PAIRS = {
+    "Normal": (lambda d, a, b, c, e: (d.Normal(a, b), d.Normal(c, e)),
+               dict(a=real(3), b=pos(3), c=real(3), e=pos(3))),
+    "Bernoulli": (lambda d, a, b: (d.Bernoulli(probs=a), d.Bernoulli(logits=b)),
+                  dict(a=unit(3), b=real(3))),
+    "Categorical": (lambda d, a, b: (d.Categorical(probs=a), d.Categorical(logits=b)),
+                    dict(a=simplex(2, 4), b=real(2, 4))),
+    "OneHotCategorical": (lambda d, a, b: (d.OneHotCategorical(logits=a),
+                                           d.OneHotCategorical(logits=b)),
+                          dict(a=real(2, 4), b=real(2, 4))),
+    "Uniform": (lambda d, a, b: (d.Uniform(a, a + 1.0), d.Uniform(b - 1.0, b + 3.0)),
+                dict(a=unit(3), b=unit(3))),
+    "Beta": (lambda d, a, b, c, e: (d.Beta(a, b), d.Beta(c, e)),
+             dict(a=pos(3), b=pos(3), c=pos(3), e=pos(3))),
+    "Dirichlet": (lambda d, a, b: (d.Dirichlet(a), d.Dirichlet(b)),
+                  dict(a=pos(2, 3), b=pos(2, 3))),
+    "Gamma": (lambda d, a, b, c, e: (d.Gamma(a, b), d.Gamma(c, e)),
+              dict(a=pos(3), b=pos(3), c=pos(3), e=pos(3))),
+    "Exponential": (lambda d, a, b: (d.Exponential(a), d.Exponential(b)),
+                    dict(a=pos(3), b=pos(3))),
+    "Laplace": (lambda d, a, b, c, e: (d.Laplace(a, b), d.Laplace(c, e)),
+                dict(a=real(3), b=pos(3), c=real(3), e=pos(3))),
+    "Poisson": (lambda d, a, b: (d.Poisson(a), d.Poisson(b)), dict(a=pos(3), b=pos(3))),
+    "Geometric": (lambda d, a, b: (d.Geometric(probs=a), d.Geometric(probs=b)),
+                  dict(a=unit(3), b=unit(3))),
+    "Binomial": (lambda d, a, b: (d.Binomial(6, probs=a), d.Binomial(6, probs=b)),
+                 dict(a=unit(3), b=unit(3))),
+    "MVN": (lambda d, a, b, c, e: (d.MultivariateNormal(a, covariance_matrix=b),
+                                   d.MultivariateNormal(c, scale_tril=e)),
+            dict(a=real(2, 3), b=spd(3), c=real(3), e=np.linalg.cholesky(spd(3, (2,))))),
+    "Independent": (lambda d, a, b, c, e: (d.Independent(d.Normal(a, b), 1),
+                                           d.Independent(d.Normal(c, e), 1)),
+                    dict(a=real(2, 3), b=pos(2, 3), c=real(2, 3), e=pos(2, 3))),
+    "LogNormal": (lambda d, a, b, c, e: (d.LogNormal(a, b), d.LogNormal(c, e)),
+                  dict(a=real(3), b=pos(3), c=real(3), e=pos(3))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KL_PAIRS))
+def test_kl_divergence(name, device):
+    build, params = KL_PAIRS[name]
+    ours_p, theirs_p = to_plugrad(params, device), to_torch(params)
+    (p, q), (tp, tq) = build(D, **ours_p), build(TD, **theirs_p)
+    kl, tkl = D.kl_divergence(p, q), TD.kl_divergence(tp, tq)
+    close(kl, tkl, msg="kl")
+    if bool(torch.isfinite(tkl).all()):
+        kl.sum().backward()
+        tkl.sum().backward()
+        for k in params:
+            if theirs_p[k].grad is not None:
+                close(ours_p[k].grad, theirs_p[k].grad, rtol=1e-7, atol=1e-9, msg=k)
+
+
+def test_kl_infinite_where_support_escapes(device):
+    p = D.Uniform(plugrad.tensor([0.0, 0.0], device=device), plugrad.tensor([1.0, 3.0],
+                                                                          device=device))
+    q = D.Uniform(plugrad.tensor([0.0, 0.0], device=device), plugrad.tensor([2.0, 2.0],
+                                                                          device=device))
+    kl = host(D.kl_divergence(p, q))
+    assert kl[0] == pytest.approx(math.log(2.0)) and kl[1] == math.inf
+
+
+def test_register_kl_and_missing_pair():
+    class MyNormal(D.Normal):
+        pass
+
+    with pytest.raises(NotImplementedError, match="p type Normal and q type Gamma"):
+        D.kl_divergence(D.Normal(0.0, 1.0), D.Gamma(1.0, 1.0))
+    # a subclass inherits its parent's rule until it registers its own
+    assert float(D.kl_divergence(MyNormal(0.0, 1.0), D.Normal(0.0, 1.0))) == 0.0
+
+    @D.register_kl(MyNormal, D.Normal)
+    def _kl(p, q):
+        return plugrad.tensor(42.0)
+
+    assert float(D.kl_divergence(MyNormal(0.0, 1.0), D.Normal(0.0, 1.0))) == 42.0
+    assert float(D.kl_divergence(D.Normal(0.0, 1.0), D.Normal(0.0, 1.0))) == 0.0
+
+
+def test_gamma_cdf_matches_torch(device):
+    c, r, x = pos(5, low=0.3, high=20), pos(5), pos(5, low=0.01, high=15)
+    ours = D.Gamma(plugrad.tensor(c, device=device), plugrad.tensor(r, device=device)).cdf(
+        plugrad.tensor(x, device=device))
+    close(ours, TD.Gamma(torch.tensor(c), torch.tensor(r)).cdf(torch.tensor(x)), rtol=1e-8)
+
+
+def test_transform_inverses_and_jacobians(device):
+    x = plugrad.tensor(real(7), device=device, requires_grad=True)
+    tx = torch.tensor(host(x), requires_grad=True)
+    for name, args in [("ExpTransform", ()), ("SigmoidTransform", ()), ("TanhTransform", ()),
+                       ("SoftplusTransform", ()), ("AffineTransform", (0.3, -2.0))]:
+        t, tt = getattr(D.transforms, name)(*args), getattr(TD.transforms, name)(*args)
+        y, ty = t(x), tt(tx)
+        close(y, ty, msg=name)
+        close(t.inv(y), tt.inv(ty), rtol=1e-7, atol=1e-9, msg=name)
+        close(t.log_abs_det_jacobian(x, y), tt.log_abs_det_jacobian(tx, ty), msg=name)
+        assert t.sign == tt.sign and t.bijective == tt.bijective
+    comp, tcomp = (D.transforms.ComposeTransform([D.transforms.AffineTransform(1.0, 3.0),
+                                                  D.transforms.ExpTransform()]),
+                   TD.transforms.ComposeTransform([TD.transforms.AffineTransform(1.0, 3.0),
+                                                   TD.transforms.ExpTransform()]))
+    close(comp.log_abs_det_jacobian(x, comp(x)), tcomp.log_abs_det_jacobian(tx, tcomp(tx)))
+    close(comp.inv(comp(x)), tx, rtol=1e-9)
