@@ -104,10 +104,10 @@ class MixtureSameFamily(Distribution):
         self._mixture_distribution = mixture_distribution
         self._component_distribution = component_distribution
         if not isinstance(mixture_distribution, Categorical):
-            raise ValueError("The Mixture distribution needs to be an instance of "
-                             "torch.distributions.Categorical")
+            raise ValueError(" The Mixture distribution needs to be an  instance of "
+                             "torch.distributions.Categorical")  # torch's text, spaces and all
         if not isinstance(component_distribution, Distribution):
-            raise ValueError("The Component distribution need to be an instance of "
+            raise ValueError("The Component distribution needs to be an instance of "
                              "torch.distributions.Distribution")
         mdbs = tuple(mixture_distribution.batch_shape)
         cdbs = tuple(component_distribution.batch_shape)[:-1]
