@@ -5,6 +5,7 @@ entropy and reparameterised draw is composed of public differentiable ops, so gr
 every backend come for free; draws use plugrad's random stream (``manual_seed`` repeats them).
 """
 from plugrad.distributions import constraints, transforms
+from plugrad.distributions.constraint_registry import biject_to, transform_to
 from plugrad.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from plugrad.distributions.counts import Binomial, Geometric, Poisson
 from plugrad.distributions.discrete import Bernoulli, Categorical, OneHotCategorical
@@ -26,4 +27,4 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "Uniform", "kl_divergence", "register_kl", "AbsTransform", "AffineTransform",
            "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
            "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
-           "constraints", "transforms"]
+           "constraints", "transforms", "biject_to", "transform_to"]
