@@ -13,7 +13,14 @@ from plugrad.distributions.distribution import Distribution, ExponentialFamily
 from plugrad.distributions.gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from plugrad.distributions.independent import Independent, MixtureSameFamily
 from plugrad.distributions.kl import kl_divergence, register_kl
+from plugrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from plugrad.distributions.more_laws import (FisherSnedecor, Gumbel, HalfCauchy, HalfNormal,
+                                             InverseGamma, Pareto, Weibull)
+from plugrad.distributions.multinomial import Multinomial, NegativeBinomial
 from plugrad.distributions.multivariate_normal import MultivariateNormal
+from plugrad.distributions.relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli,
+                                           OneHotCategoricalStraightThrough, RelaxedBernoulli,
+                                           RelaxedOneHotCategorical)
 from plugrad.distributions.transformed_distribution import LogNormal, TransformedDistribution
 from plugrad.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform,
                                               ExpTransform, PowerTransform, SigmoidTransform,
@@ -27,4 +34,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "Uniform", "kl_divergence", "register_kl", "AbsTransform", "AffineTransform",
            "ComposeTransform", "ExpTransform", "PowerTransform", "SigmoidTransform",
            "SoftplusTransform", "TanhTransform", "Transform", "identity_transform",
-           "constraints", "transforms", "biject_to", "transform_to"]
+           "constraints", "transforms", "biject_to", "transform_to", "FisherSnedecor", "Gumbel",
+           "HalfCauchy", "HalfNormal", "InverseGamma", "LowRankMultivariateNormal",
+           "Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough", "Pareto",
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull"]

@@ -322,6 +322,12 @@ class PowerTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         return (self.exponent * y / x).abs().log()
 
+    def forward_shape(self, shape):
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
+    def inverse_shape(self, shape):
+        return broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
+
 
 def _as_tensors(*values):
     return tuple(v if isinstance(v, plugrad.Tensor) else plugrad.tensor(v) for v in values)

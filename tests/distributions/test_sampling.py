@@ -46,6 +46,21 @@ def _laws(device):
                                                  D.Normal(t(real(2, 3)), t(pos(2, 3)))),
         "Tanh": D.TransformedDistribution(D.Normal(t(real(3)), t(pos(3))),
                                           [D.transforms.TanhTransform()]),
+        "HalfNormal": D.HalfNormal(t(pos(3))),
+        "HalfCauchy": D.HalfCauchy(t(pos(3))),
+        "Gumbel": D.Gumbel(t(real(3)), t(pos(3))),
+        "Pareto": D.Pareto(t(pos(3)), t(pos(3))),
+        "Weibull": D.Weibull(t(pos(3)), t(pos(3))),
+        "InverseGamma": D.InverseGamma(t(pos(3)), t(pos(3))),
+        "FisherSnedecor": D.FisherSnedecor(t(pos(3)), t(pos(3))),
+        "RelaxedBernoulli": D.RelaxedBernoulli(t(0.5), probs=t(unit(3))),
+        "RelaxedOneHotCategorical": D.RelaxedOneHotCategorical(t(0.5), logits=t(real(2, 4))),
+        "Multinomial": D.Multinomial(7, probs=t(simplex(2, 3))),
+        "NegativeBinomial": D.NegativeBinomial(t(pos(3)), probs=t(unit(3))),
+        "LowRankMultivariateNormal": D.LowRankMultivariateNormal(t(real(2, 4)), t(real(4, 2)),
+                                                                 t(pos(4))),
+        "OneHotCategoricalStraightThrough": D.OneHotCategoricalStraightThrough(
+            logits=t(real(2, 3))),
     }
 
 
@@ -93,6 +108,13 @@ STAT_LAWS = {
     "Poisson-small": lambda t: D.Poisson(t(3.5)),
     "Poisson-large": lambda t: D.Poisson(t(60.0)),
     "Geometric": lambda t: D.Geometric(probs=t(0.25)),
+    "HalfNormal": lambda t: D.HalfNormal(t(1.5)),
+    "Gumbel": lambda t: D.Gumbel(t(0.5), t(2.0)),
+    "Weibull": lambda t: D.Weibull(t(2.0), t(1.5)),
+    "Pareto": lambda t: D.Pareto(t(1.0), t(9.0)),
+    "InverseGamma": lambda t: D.InverseGamma(t(9.0), t(2.0)),
+    "FisherSnedecor": lambda t: D.FisherSnedecor(t(8.0), t(20.0)),
+    "NegativeBinomial": lambda t: D.NegativeBinomial(t(4.0), probs=t(0.4)),
 }
 
 
@@ -135,6 +157,14 @@ def test_categorical_mvn_dirichlet_mixture_statistics(device):
                               D.Normal(_t([-2.0, 3.0], device), _t([0.5, 1.0], device)))
     s = host(mix.sample((n,)))
     assert abs(s.mean() - float(mix.mean)) < 5 * math.sqrt(float(mix.variance) / n)
+    lr = D.LowRankMultivariateNormal(_t([0.5, 0.0, -1.0], device), _t(real(3, 1), device),
+                                     _t([0.5, 1.0, 2.0], device))
+    lrs = host(lr.sample((n,)))
+    lcov = host(lr.covariance_matrix)
+    np.testing.assert_allclose(np.cov(lrs.T), lcov, rtol=8 / math.sqrt(n), atol=8 / math.sqrt(n))
+    mn = host(D.Multinomial(9, probs=_t(probs, device)).sample((n,)))
+    assert np.all(mn.sum(-1) == 9)
+    assert np.all(np.abs(mn.mean(0) - 9 * probs) < 5 * np.sqrt(9 * probs * (1 - probs) / n))
     cauchy = host(D.Cauchy(_t(1.0, device), _t(2.0, device)).sample((n,)))
     assert abs(np.mean(np.abs(cauchy - 1.0) < 2.0) - 0.5) < 5 * math.sqrt(0.25 / n)
 
@@ -148,6 +178,10 @@ IMPLICIT = {
     "Exponential": (lambda d, a: d.Exponential(a), (pos(3),)),
     "Uniform": (lambda d, a, b: d.Uniform(a, a + b), (real(3), pos(3))),
     "LogNormal": (lambda d, a, b: d.LogNormal(a, b), (real(3), pos(3))),
+    "HalfNormal": (lambda d, b: d.HalfNormal(b), (pos(3),)),
+    "Gumbel": (lambda d, a, b: d.Gumbel(a, b), (real(3), pos(3))),
+    "Weibull": (lambda d, a, b: d.Weibull(a, b), (pos(3), pos(3))),
+    "Pareto": (lambda d, a, b: d.Pareto(a, b), (pos(3), pos(3))),
     "Tanh": (lambda d, a, b: d.TransformedDistribution(
         d.Normal(a, b), [d.transforms.AffineTransform(0.2, 0.5), d.transforms.TanhTransform()]),
         (real(3), pos(3))),
@@ -221,3 +255,15 @@ def test_rsample_gradient_estimates_expectation_gradient(name, device):
     for o, g in zip(ours, grads):
         np.testing.assert_allclose(host(o.grad), g.numpy(), rtol=12 / math.sqrt(n),
                                    atol=2 / math.sqrt(n))
+
+
+def test_straight_through_gradient_is_the_probabilities(device):
+    logits = real(2, 4)
+    lg = _t(logits, device, grad=True)
+    w = real(3, 2, 4)
+    x = D.OneHotCategoricalStraightThrough(logits=lg).rsample((3,))
+    assert bool(D.constraints.one_hot.check(x.detach()).all())
+    (x * _t(w, device)).sum().backward()
+    tl = torch.tensor(logits, requires_grad=True)
+    (TD.OneHotCategorical(logits=tl).probs * torch.tensor(w).sum(0)).sum().backward()
+    close(lg.grad, tl.grad, rtol=1e-10)
