@@ -19,7 +19,7 @@ from plugrad.distributions.independent import Independent
 from plugrad.distributions.multivariate_normal import (MultivariateNormal,
                                                        _batch_mahalanobis, _half_log_det)
 from plugrad.distributions.transformed_distribution import TransformedDistribution
-from plugrad.distributions.utils import _sum_rightmost, broadcast_shapes
+from plugrad.distributions.utils import _sum_rightmost, broadcast_shapes, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -233,3 +233,44 @@ def _kl_transformed_transformed(p, q):
     if tuple(p.event_shape) != tuple(q.event_shape):
         raise NotImplementedError
     return kl_divergence(p.base_dist, q.base_dist)
+
+
+# pairs across families
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    t1 = -q.concentration * ratio.log()
+    return (t1 + ratio + q.concentration.lgamma() + q.concentration * euler_constant
+            - (1 + euler_constant))
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * (p.concentration / p.rate)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    common_term = p.high - p.low
+    t1 = (math.sqrt(math.pi * 2) * q.scale / common_term).log()
+    t2 = common_term.pow(2) / 12
+    t3 = ((p.high + p.low - 2 * q.loc) / 2).pow(2)
+    return t1 + 0.5 * (t2 + t3) / q.scale.pow(2)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return _inf_where((q.low > 0) | (q.high < 1), result)
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    loc_diff = p.loc - q.loc
+    scale_ratio = p.scale / q.scale
+    loc_diff_scale_ratio = loc_diff / p.scale
+    t1 = scale_ratio.log()
+    t2 = math.sqrt(2 / math.pi) * p.scale * (-0.5 * loc_diff_scale_ratio.pow(2)).exp()
+    t3 = loc_diff * plugrad.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
+    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))

@@ -238,6 +238,16 @@ KL_PAIRS = {
                     dict(a=real(2, 3), b=pos(2, 3), c=real(2, 3), e=pos(2, 3))),
     "LogNormal": (lambda d, a, b, c, e: (d.LogNormal(a, b), d.LogNormal(c, e)),
                   dict(a=real(3), b=pos(3), c=real(3), e=pos(3))),
+    "Exponential-Gamma": (lambda d, a, b, c: (d.Exponential(a), d.Gamma(b, c)),
+                          dict(a=pos(3), b=pos(3), c=pos(3))),
+    "Gamma-Exponential": (lambda d, a, b, c: (d.Gamma(a, b), d.Exponential(c)),
+                          dict(a=pos(3), b=pos(3), c=pos(3))),
+    "Uniform-Normal": (lambda d, a, b, c, e: (d.Uniform(a, a + b), d.Normal(c, e)),
+                       dict(a=real(3), b=pos(3), c=real(3), e=pos(3))),
+    "Beta-Uniform": (lambda d, a, b, c: (d.Beta(a, b), d.Uniform(c - 1.0, 1.0 + c)),
+                     dict(a=pos(3), b=pos(3), c=np.array([0.0, 0.5, -0.2]))),
+    "Normal-Laplace": (lambda d, a, b, c, e: (d.Normal(a, b), d.Laplace(c, e)),
+                       dict(a=real(3), b=pos(3), c=real(3), e=pos(3))),
 }
 
 
