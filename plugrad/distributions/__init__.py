@@ -15,17 +15,18 @@ from plugrad.distributions.independent import Independent, MixtureSameFamily
 from plugrad.distributions.kl import kl_divergence, register_kl
 from plugrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from plugrad.distributions.more_laws import (FisherSnedecor, Gumbel, HalfCauchy, HalfNormal,
-                                             InverseGamma, Pareto, Weibull)
+                                             InverseGamma, LogisticNormal, Pareto, Weibull)
 from plugrad.distributions.multinomial import Multinomial, NegativeBinomial
 from plugrad.distributions.multivariate_normal import MultivariateNormal
 from plugrad.distributions.relaxed import (ExpRelaxedCategorical, LogitRelaxedBernoulli,
                                            OneHotCategoricalStraightThrough, RelaxedBernoulli,
                                            RelaxedOneHotCategorical)
 from plugrad.distributions.transformed_distribution import LogNormal, TransformedDistribution
-from plugrad.distributions.transforms import (AbsTransform, AffineTransform, ComposeTransform,
-                                              ExpTransform, PowerTransform, SigmoidTransform,
-                                              SoftplusTransform, TanhTransform, Transform,
-                                              identity_transform)
+from plugrad.distributions.transforms import (
+    AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+    ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
+    PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+    StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet",
            "Distribution", "Exponential", "ExponentialFamily", "Gamma", "Geometric",
@@ -37,4 +38,7 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "constraints", "transforms", "biject_to", "transform_to", "FisherSnedecor", "Gumbel",
            "HalfCauchy", "HalfNormal", "InverseGamma", "LowRankMultivariateNormal",
            "Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough", "Pareto",
-           "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull"]
+           "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "LogisticNormal",
+           "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
+           "StickBreakingTransform"]

@@ -2,7 +2,9 @@
 
 Optimisers work in unconstrained space; ``transform_to(constraints.positive)(u)`` is a
 positive parameter. Covered: real, positive/nonnegative, greater_than(_eq), less_than,
-unit_interval and interval/half_open_interval; others raise ``NotImplementedError``.
+unit_interval, interval/half_open_interval, simplex (stick-breaking for ``biject_to``,
+softmax for ``transform_to``), independent, and for ``transform_to`` lower_cholesky and
+positive_(semi)definite; others raise ``NotImplementedError``.
 """
 from __future__ import annotations
 
@@ -69,7 +71,24 @@ def _interval(constraint):
                                         transforms.AffineTransform(loc, scale)])
 
 
+def _independent(registry):
+    def factory(constraint):
+        return transforms.IndependentTransform(registry(constraint.base_constraint),
+                                               constraint.reinterpreted_batch_ndims)
+    return factory
+
+
+biject_to.register(constraints.simplex, lambda c: transforms.StickBreakingTransform())
+transform_to.register(constraints.simplex, lambda c: transforms.SoftmaxTransform())
+transform_to.register(constraints.lower_cholesky,
+                      lambda c: transforms.LowerCholeskyTransform())
+transform_to.register(constraints.positive_definite,
+                      lambda c: transforms.PositiveDefiniteTransform())
+transform_to.register(constraints.positive_semidefinite,
+                      lambda c: transforms.PositiveDefiniteTransform())
+
 for _registry in (biject_to, transform_to):
+    _registry.register(constraints.independent, _independent(_registry))
     _registry.register(constraints.real, _real)
     _registry.register(constraints.positive, _greater_than)
     _registry.register(constraints.greater_than_eq, _greater_than)

@@ -1,5 +1,5 @@
 """Laws that are a simpler law pushed through transforms: HalfNormal, HalfCauchy, Gumbel,
-Pareto, Weibull, InverseGamma; and FisherSnedecor (a ratio of gammas)."""
+Pareto, Weibull, InverseGamma, LogisticNormal; and FisherSnedecor (a ratio of gammas)."""
 from __future__ import annotations
 
 import math
@@ -12,11 +12,11 @@ from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.gamma import Gamma
 from plugrad.distributions.transformed_distribution import TransformedDistribution
 from plugrad.distributions.transforms import (AbsTransform, AffineTransform, ExpTransform,
-                                              PowerTransform)
+                                              PowerTransform, StickBreakingTransform)
 from plugrad.distributions.utils import broadcast_all, euler_constant
 
 __all__ = ["HalfNormal", "HalfCauchy", "Gumbel", "Pareto", "Weibull", "InverseGamma",
-           "FisherSnedecor"]
+           "FisherSnedecor", "LogisticNormal"]
 
 _Size = plugrad.Size
 
@@ -323,3 +323,27 @@ class FisherSnedecor(Distribution):
         t2 = ct1 * ct3.log() + (ct1 - 1) * value.log()
         t3 = (ct1 + ct2) * (ct3 * value).log1p()
         return t1 + t2 - t3
+
+
+class LogisticNormal(TransformedDistribution):
+    """A Normal over ``R^(K-1)`` pushed onto the K-simplex by stick-breaking."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.simplex
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        base_dist = Normal(loc, scale, validate_args=validate_args)
+        if not base_dist.batch_shape:
+            base_dist = base_dist.expand([1])
+        super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return _expand_transformed(self, LogisticNormal, batch_shape, _instance)
+
+    @property
+    def loc(self):
+        return self.base_dist.base_dist.loc
+
+    @property
+    def scale(self):
+        return self.base_dist.base_dist.scale

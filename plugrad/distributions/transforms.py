@@ -494,3 +494,13 @@ class AffineTransform(Transform):
 def _broadcast_param_shape(shape, *params):
     shapes = [tuple(shape)] + [tuple(p.shape) for p in params if isinstance(p, plugrad.Tensor)]
     return broadcast_shapes(*shapes)
+
+
+# the event-shaped transforms live in transforms_more; torch.distributions.transforms has them
+from plugrad.distributions.transforms_more import (  # noqa: E402 - they subclass Transform
+    CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform, StickBreakingTransform)
+
+__all__ += ["CumulativeDistributionTransform", "IndependentTransform",
+            "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
+            "SoftmaxTransform", "StickBreakingTransform"]

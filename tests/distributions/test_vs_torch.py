@@ -133,6 +133,8 @@ CASES = {
                    dict(loc=real(2, 4), W=real(4, 2), D_=pos(4)), real(3, 2, 4),
                    ("mean", "variance", "entropy", "covariance_matrix", "precision_matrix",
                     "scale_tril")),
+    "LogisticNormal": (lambda d, loc, scale: d.LogisticNormal(loc, scale),
+                       dict(loc=real(2, 3), scale=pos(2, 3)), simplex(3, 2, 4), ()),
     "OneHotStraightThrough": (lambda d, lg: d.OneHotCategoricalStraightThrough(logits=lg),
                               dict(lg=real(2, 4)), np.eye(4)[[[1, 3], [0, 0]]],
                               ("mean", "variance", "entropy")),
@@ -183,7 +185,8 @@ def test_against_torch(name, device):
 @pytest.mark.parametrize("name", ["Normal", "Gamma", "Beta", "Dirichlet", "Categorical-logits",
                                   "MVN-tril", "Independent", "Bernoulli-probs", "Mixture",
                                   "Weibull", "Pareto", "Gumbel", "HalfNormal", "LowRankMVN",
-                                  "Multinomial", "RelaxedOneHotCategorical", "LogNormal"])
+                                  "Multinomial", "RelaxedOneHotCategorical", "LogNormal",
+                                  "LogisticNormal"])
 def test_expand_matches_torch(name, device):
     build, params, value, _ = CASES[name]
     d, td = build(D, **to_plugrad(params, device)), build(TD, **to_torch(params))
@@ -316,3 +319,60 @@ def test_transform_inverses_and_jacobians(device):
                                                    TD.transforms.ExpTransform()]))
     close(comp.log_abs_det_jacobian(x, comp(x)), tcomp.log_abs_det_jacobian(tx, tcomp(tx)))
     close(comp.inv(comp(x)), tx, rtol=1e-9)
+
+
+def test_event_transforms_match_torch(device):
+    x = plugrad.tensor(real(2, 3, 3), device=device, requires_grad=True)
+    tx = torch.tensor(host(x), requires_grad=True)
+    T, TT = D.transforms, TD.transforms
+    cases = [(T.StickBreakingTransform(), TT.StickBreakingTransform(), True),
+             (T.SoftmaxTransform(), TT.SoftmaxTransform(), False),
+             (T.LowerCholeskyTransform(), TT.LowerCholeskyTransform(), False),
+             (T.PositiveDefiniteTransform(), TT.PositiveDefiniteTransform(), False),
+             (T.ReshapeTransform((3, 3), (9,)), TT.ReshapeTransform((3, 3), (9,)), True),
+             (T.IndependentTransform(T.ExpTransform(), 2),
+              TT.IndependentTransform(TT.ExpTransform(), 2), True),
+             (T.CumulativeDistributionTransform(D.Normal(plugrad.tensor(0.5, device=device),
+                                                         plugrad.tensor(2.0, device=device))),
+              TT.CumulativeDistributionTransform(TD.Normal(0.5, 2.0)), True)]
+    for t, tt, jac in cases:
+        name = type(t).__name__
+        y, ty = t(x), tt(tx)
+        close(y, ty, msg=name)
+        close(t.inv(y), tt.inv(ty), rtol=1e-7, atol=1e-9, msg=name)
+        assert tuple(t.forward_shape((2, 3, 3))) == tuple(tt.forward_shape((2, 3, 3))), name
+        assert t.domain.event_dim == tt.domain.event_dim, name
+        assert t.codomain.event_dim == tt.codomain.event_dim, name
+        if jac:
+            ld, tld = t.log_abs_det_jacobian(x, y), tt.log_abs_det_jacobian(tx, ty)
+            close(ld, tld, msg=name)
+            assert ld.requires_grad == tld.requires_grad, name
+            if not tld.requires_grad:  # a constant (reshape): nothing to differentiate
+                continue
+            ld.sum().backward()
+            tld.sum().backward()
+            close(x.grad, tx.grad, rtol=1e-7, atol=1e-9, msg=name)
+            x.grad, tx.grad = None, None
+
+
+def test_biject_to_and_transform_to_match_torch(device):
+    C, TC = D.constraints, TD.constraints
+    u = real(2, 4)
+    x, tx = plugrad.tensor(u, device=device), torch.tensor(u)
+    for c, tc in [(C.simplex, TC.simplex), (C.positive, TC.positive),
+                  (C.interval(-2.0, 5.0), TC.interval(-2.0, 5.0)),
+                  (C.independent(C.positive, 1), TC.independent(TC.positive, 1)),
+                  (C.less_than(1.5), TC.less_than(1.5)), (C.real, TC.real)]:
+        for reg, treg in [(D.biject_to, TD.biject_to), (D.transform_to, TD.transform_to)]:
+            t, tt = reg(c), treg(tc)
+            y, ty = t(x), tt(tx)
+            close(y, ty, msg=repr(c))
+            assert bool(c.check(y).all())
+            if t.bijective:
+                close(t.log_abs_det_jacobian(x, y), tt.log_abs_det_jacobian(tx, ty),
+                      msg=repr(c))
+    m = real(3, 3)
+    close(D.transform_to(C.positive_definite)(plugrad.tensor(m, device=device)),
+          TD.transform_to(TC.positive_definite)(torch.tensor(m)))
+    with pytest.raises(NotImplementedError):
+        D.biject_to(C.boolean)
