@@ -15,7 +15,7 @@ import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions.utils import _sum_rightmost, broadcast_shapes, clamp_probs
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform",
+__all__ = ["AffineTransform", "ComposeTransform", "ExpTransform",
            "PowerTransform", "SigmoidTransform", "SoftplusTransform", "TanhTransform",
            "Transform", "identity_transform"]
 
@@ -399,22 +399,6 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
-    domain = constraints.real
-    codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
-
-    def _call(self, x):
-        return x.abs()
-
-    def _inverse(self, y):
-        return y
-
-
 class AffineTransform(Transform):
     """``y = loc + scale * x`` over ``event_dim`` event dimensions."""
     bijective = True
@@ -498,9 +482,9 @@ def _broadcast_param_shape(shape, *params):
 
 # the event-shaped transforms live in transforms_more; torch.distributions.transforms has them
 from plugrad.distributions.transforms_more import (  # noqa: E402 - they subclass Transform
-    CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
+    AbsTransform, CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
     PositiveDefiniteTransform, ReshapeTransform, SoftmaxTransform, StickBreakingTransform)
 
-__all__ += ["CumulativeDistributionTransform", "IndependentTransform",
+__all__ += ["AbsTransform", "CumulativeDistributionTransform", "IndependentTransform",
             "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
             "SoftmaxTransform", "StickBreakingTransform"]

@@ -1,5 +1,6 @@
-"""Transforms over event dimensions: softmax and stick-breaking onto the simplex, reshape,
-independent (batch read as event), lower-Cholesky and positive-definite, and a law's CDF."""
+"""``abs``, and transforms over event dimensions: softmax and stick-breaking onto the
+simplex, reshape, independent (batch read as event), lower-Cholesky and positive-definite,
+and a law's CDF."""
 from __future__ import annotations
 
 import plugrad
@@ -8,7 +9,7 @@ from plugrad.distributions import constraints
 from plugrad.distributions.transforms import Transform
 from plugrad.distributions.utils import _sum_rightmost
 
-__all__ = ["SoftmaxTransform", "StickBreakingTransform", "IndependentTransform",
+__all__ = ["AbsTransform", "SoftmaxTransform", "StickBreakingTransform", "IndependentTransform",
            "ReshapeTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
            "CumulativeDistributionTransform"]
 
@@ -16,6 +17,22 @@ __all__ = ["SoftmaxTransform", "StickBreakingTransform", "IndependentTransform",
 def _clipped_sigmoid(x):
     finfo = plugrad.finfo(x.dtype)
     return plugrad.sigmoid(x).clamp(min=finfo.tiny, max=1.0 - finfo.eps)
+
+
+class AbsTransform(Transform):
+    domain = constraints.real
+    codomain = constraints.positive
+
+    def __eq__(self, other):
+        return isinstance(other, AbsTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return x.abs()
+
+    def _inverse(self, y):
+        return y
 
 
 class SoftmaxTransform(Transform):
