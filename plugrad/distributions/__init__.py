@@ -5,6 +5,7 @@ entropy and reparameterised draw is composed of public differentiable ops, so gr
 every backend come for free; draws use plugrad's random stream (``manual_seed`` repeats them).
 """
 from plugrad.distributions import constraints, transforms
+from plugrad.distributions.bounded import ContinuousBernoulli, Kumaraswamy
 from plugrad.distributions.constraint_registry import biject_to, transform_to
 from plugrad.distributions.continuous import Cauchy, Exponential, Laplace, Normal, Uniform
 from plugrad.distributions.counts import Binomial, Geometric, Poisson
@@ -41,4 +42,4 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "LogisticNormal",
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
-           "StickBreakingTransform"]
+           "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy"]

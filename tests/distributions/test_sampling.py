@@ -59,6 +59,9 @@ def _laws(device):
         "NegativeBinomial": D.NegativeBinomial(t(pos(3)), probs=t(unit(3))),
         "LowRankMultivariateNormal": D.LowRankMultivariateNormal(t(real(2, 4)), t(real(4, 2)),
                                                                  t(pos(4))),
+        "ContinuousBernoulli": D.ContinuousBernoulli(probs=t([0.2, 0.5, 0.9])),
+        "Kumaraswamy": D.Kumaraswamy(t(pos(3)), t(pos(3))),
+        "LogisticNormal": D.LogisticNormal(t(real(2, 3)), t(pos(2, 3))),
         "OneHotCategoricalStraightThrough": D.OneHotCategoricalStraightThrough(
             logits=t(real(2, 3))),
     }
@@ -115,6 +118,8 @@ STAT_LAWS = {
     "InverseGamma": lambda t: D.InverseGamma(t(9.0), t(2.0)),
     "FisherSnedecor": lambda t: D.FisherSnedecor(t(8.0), t(20.0)),
     "NegativeBinomial": lambda t: D.NegativeBinomial(t(4.0), probs=t(0.4)),
+    "ContinuousBernoulli": lambda t: D.ContinuousBernoulli(probs=t(0.8)),
+    "Kumaraswamy": lambda t: D.Kumaraswamy(t(2.0), t(3.0)),
 }
 
 
@@ -182,6 +187,9 @@ IMPLICIT = {
     "Gumbel": (lambda d, a, b: d.Gumbel(a, b), (real(3), pos(3))),
     "Weibull": (lambda d, a, b: d.Weibull(a, b), (pos(3), pos(3))),
     "Pareto": (lambda d, a, b: d.Pareto(a, b), (pos(3), pos(3))),
+    "ContinuousBernoulli": (lambda d, p: d.ContinuousBernoulli(probs=p),
+                            (np.array([0.2, 0.7, 0.9]),)),
+    "Kumaraswamy": (lambda d, a, b: d.Kumaraswamy(a, b), (pos(3), pos(3))),
     "Tanh": (lambda d, a, b: d.TransformedDistribution(
         d.Normal(a, b), [d.transforms.AffineTransform(0.2, 0.5), d.transforms.TanhTransform()]),
         (real(3), pos(3))),

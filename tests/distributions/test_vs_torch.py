@@ -135,6 +135,16 @@ CASES = {
                     "scale_tril")),
     "LogisticNormal": (lambda d, loc, scale: d.LogisticNormal(loc, scale),
                        dict(loc=real(2, 3), scale=pos(2, 3)), simplex(3, 2, 4), ()),
+    "ContinuousBernoulli": (lambda d, p: d.ContinuousBernoulli(probs=p),
+                            dict(p=np.array([[0.1, 0.4995, 0.5], [0.7, 0.95, 0.3]])),
+                            unit(4, *S), ("mean", "variance", "stddev", "entropy", "cdf",
+                                          "icdf")),
+    "ContinuousBernoulli-logits": (lambda d, lg: d.ContinuousBernoulli(logits=lg),
+                                   dict(lg=real(*S)), unit(4, *S),
+                                   ("mean", "variance", "entropy", "cdf", "icdf")),
+    # torch 2.13's Kumaraswamy.mode is nan everywhere; test_kumaraswamy_mode checks ours
+    "Kumaraswamy": (lambda d, a, b: d.Kumaraswamy(a, b), dict(a=pos(*S), b=pos(*S)),
+                    unit(4, *S), ("mean", "variance", "entropy", "cdf", "icdf")),
     "OneHotStraightThrough": (lambda d, lg: d.OneHotCategoricalStraightThrough(logits=lg),
                               dict(lg=real(2, 4)), np.eye(4)[[[1, 3], [0, 0]]],
                               ("mean", "variance", "entropy")),
@@ -376,3 +386,17 @@ def test_biject_to_and_transform_to_match_torch(device):
           TD.transform_to(TC.positive_definite)(torch.tensor(m)))
     with pytest.raises(NotImplementedError):
         D.biject_to(C.boolean)
+
+
+def test_kumaraswamy_mode(device):
+    a, b = np.array([2.0, 3.0, 0.5, 1.0]), np.array([3.0, 2.0, 2.0, 1.0])
+    mode = host(D.Kumaraswamy(plugrad.tensor(a, device=device),
+                              plugrad.tensor(b, device=device)).mode)
+    expected = ((a[:2] - 1) / (a[:2] * b[:2] - 1)) ** (1 / a[:2])
+    np.testing.assert_allclose(mode[:2], expected, rtol=1e-12)
+    assert np.isnan(mode[2:]).all()
+    # the density is largest at the mode
+    k = TD.Kumaraswamy(torch.tensor(a[:2]), torch.tensor(b[:2]))
+    grid = torch.linspace(0.01, 0.99, 981).unsqueeze(-1)
+    best = grid[k.log_prob(grid).argmax(0), 0].numpy()
+    np.testing.assert_allclose(best, mode[:2], atol=2e-3)

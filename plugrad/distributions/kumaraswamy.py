@@ -1,0 +1,5 @@
+"""PyTorch's module path ``torch.distributions.kumaraswamy``;
+the code is in ``bounded``."""
+from plugrad.distributions.bounded import Kumaraswamy
+
+__all__ = ["Kumaraswamy"]
