@@ -95,13 +95,22 @@ def _numbers(obj):
     return [float(obj)]
 
 
-@pytest.mark.parametrize("device", ["cpu", "ref"])
-def test_program_agrees_with_torch(tmp_path, device):
-    prog = tmp_path / "prog.py"
+@pytest.fixture(scope="module")
+def torch_output(tmp_path_factory):
+    """The program's output under real torch (once for both devices)."""
+    prog = tmp_path_factory.mktemp("torch") / "prog.py"
     prog.write_text(PROGRAM)
     theirs = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True,
                             timeout=120)
     assert theirs.returncode == 0, theirs.stderr
+    return theirs
+
+
+@pytest.mark.parametrize("device", ["cpu", "ref"])
+def test_program_agrees_with_torch(tmp_path, device, torch_output):
+    theirs = torch_output
+    prog = tmp_path / "prog.py"
+    prog.write_text(PROGRAM)
     ours = run_plugrad(["run", "--device", device, str(prog)], tmp_path)
     assert ours.returncode == 0, ours.stderr
     a = json.loads(ours.stdout.strip().splitlines()[-1])
