@@ -39,9 +39,10 @@ def _same_error(ours, theirs):
     lambda m, t: m.MultivariateNormal(t([0.0, 0.0]), scale_tril=t([[1.0, 0.0], [1.0, -1.0]])),
     lambda m, t: m.LogNormal(t([0.0]), t([0.0])),
     lambda m, t: m.StudentT(t([-1.0])),
+    lambda m, t: m.Uniform(t([1.0]), t([0.0])),
 ], ids=["normal-scale", "normal-nan", "gamma-rate", "beta", "bernoulli", "categorical",
         "dirichlet", "exponential", "poisson", "binomial-count", "mvn-cov", "mvn-tril",
-        "lognormal", "studentt"])
+        "lognormal", "studentt", "uniform-order"])
 def test_bad_parameters_raise_torchs_error(build):
     msg = _same_error(lambda: build(D, plugrad.tensor), lambda: build(TD, torch.tensor))
     assert msg.startswith("Expected parameter ")
@@ -159,4 +160,5 @@ def test_constraints_match_torch():
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy(), err_msg=name)
         assert getattr(C, name).event_dim == getattr(TC, name).event_dim
     assert D.Uniform(0.0, 1.0).support.check(plugrad.tensor(1.0)).item()
-    assert C.is_dependent(D.Uniform.arg_constraints["low"])
+    assert C.is_dependent(D.Uniform(0.0, 1.0).support) is False
+    assert C.is_dependent(C.dependent)
