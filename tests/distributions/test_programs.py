@@ -87,6 +87,56 @@ print(json.dumps(out))
 '''
 
 
+# edge cases of everyday use: dtypes of draws, int values, reprs, error text (first line)
+EDGES = '''
+import json, torch
+D = torch.distributions
+out = {}
+def rec(name, f):
+    try:
+        v = f()
+        if isinstance(v, torch.Tensor):
+            v = [str(v.dtype), list(v.shape), [round(float(x), 6) for x in v.detach().reshape(-1).tolist()]]
+        out[name] = v if isinstance(v, (str, list, int, float, bool)) else repr(v)
+    except Exception as e:
+        out[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
+rec("normal_int_value", lambda: D.Normal(torch.zeros(3), 1.).log_prob(torch.tensor([1, 2, 3])))
+rec("cat_unnorm", lambda: D.Categorical(torch.tensor([1., 3.])).log_prob(torch.tensor(1)))
+rec("cat_float_value", lambda: D.Categorical(logits=torch.zeros(3)).log_prob(torch.tensor([0., 2.])))
+rec("cat_sample_dtype", lambda: str(D.Categorical(logits=torch.zeros(3)).sample().dtype))
+rec("bern_sample_dtype", lambda: str(D.Bernoulli(0.3).sample().dtype))
+rec("poisson_sample_dtype", lambda: str(D.Poisson(torch.tensor(3.)).sample().dtype))
+rec("binom_sample_dtype", lambda: str(D.Binomial(5, torch.tensor(0.3)).sample().dtype))
+rec("normal_scalar_shapes", lambda: [list(D.Normal(0., 1.).batch_shape), str(D.Normal(0., 1.).loc.dtype)])
+rec("normal_f64_scalar", lambda: D.Normal(torch.tensor(0., dtype=torch.float64), 1.).scale)
+rec("mvn_batch", lambda: D.MultivariateNormal(torch.zeros(2, 3), torch.eye(3)).log_prob(torch.ones(3)))
+rec("indep_repr", lambda: repr(D.Independent(D.Normal(torch.zeros(2), 1.), 1)))
+rec("mix_repr", lambda: repr(D.MixtureSameFamily(D.Categorical(torch.ones(2)), D.Normal(torch.zeros(2), 1.))))
+rec("uniform_outside", lambda: D.Uniform(0., 1., validate_args=False).log_prob(torch.tensor([2.])))
+rec("uniform_validate", lambda: D.Uniform(0., 1.).log_prob(torch.tensor([2.])))
+rec("uniform_badlow", lambda: D.Uniform(torch.tensor([1.]), torch.tensor([0.])))
+rec("expon_cdf_neg", lambda: D.Exponential(1., validate_args=False).cdf(torch.tensor([-1.])))
+rec("gamma_logprob_zero", lambda: D.Gamma(1., 1.).log_prob(torch.tensor([0.])))
+rec("beta_mode", lambda: D.Beta(torch.tensor([0.5, 2.]), torch.tensor([0.5, 3.])).mode)
+rec("dir_mode", lambda: D.Dirichlet(torch.tensor([[0.5, 0.7], [2., 3.]])).mode)
+rec("bern_mode", lambda: D.Bernoulli(torch.tensor([0.2, 0.5, 0.9])).mode)
+rec("geom_logits", lambda: D.Geometric(logits=torch.tensor([0.3])).log_prob(torch.tensor([2.])))
+rec("geom_probs1", lambda: D.Geometric(probs=torch.tensor([1.0])).log_prob(torch.tensor([0.])))
+rec("bin_inhomog_entropy", lambda: D.Binomial(torch.tensor([2., 3.]), torch.tensor([0.5, 0.5])).entropy())
+rec("cat_enumerate", lambda: D.Categorical(logits=torch.zeros(2, 3)).enumerate_support().shape.__repr__())
+rec("lognormal_repr", lambda: repr(D.LogNormal(0., 1.)))
+rec("td_batch", lambda: [list(D.TransformedDistribution(D.Normal(torch.zeros(3), 1.), [D.transforms.AffineTransform(torch.zeros(2, 3), 1.)]).batch_shape)])
+rec("kl_normal_scalar", lambda: D.kl_divergence(D.Normal(0., 1.), D.Normal(1., 2.)))
+rec("normal_perplexity", lambda: D.Normal(0., 1.).perplexity())
+rec("studentt_default", lambda: D.StudentT(3.).log_prob(torch.tensor(0.5)))
+rec("cauchy_mean", lambda: D.Cauchy(0., 1.).mean)
+rec("onehot_sample", lambda: D.OneHotCategorical(torch.tensor([0., 1.])).sample())
+rec("multinomial_logprob_int", lambda: D.Multinomial(3, torch.tensor([0.2, 0.8])).log_prob(torch.tensor([1, 2])))
+rec("lowrank_repr", lambda: repr(D.LowRankMultivariateNormal(torch.zeros(2), torch.ones(2, 1), torch.ones(2))))
+print(json.dumps(out))
+'''
+
+
 def _numbers(obj):
     if isinstance(obj, (list, tuple)):
         return [v for o in obj for v in _numbers(o)]
@@ -117,3 +167,18 @@ def test_program_agrees_with_torch(tmp_path, device, torch_output):
     b = json.loads(theirs.stdout.strip().splitlines()[-1])
     assert sorted(a) == sorted(b)
     np.testing.assert_allclose(_numbers(a), _numbers(b), rtol=1e-10, atol=1e-12)
+
+
+def test_edge_cases_agree_with_torch(tmp_path):
+    """Every entry (a value's dtype, shape and digits, a repr, or an error's type and first
+    line) is the same on plugrad as on torch."""
+    prog = tmp_path / "edges.py"
+    prog.write_text(EDGES)
+    theirs = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True,
+                            timeout=120)
+    assert theirs.returncode == 0, theirs.stderr
+    ours = run_plugrad(["run", "--device", "cpu", str(prog)], tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    a = json.loads(ours.stdout.strip().splitlines()[-1])
+    b = json.loads(theirs.stdout.strip().splitlines()[-1])
+    assert {k: v for k, v in a.items() if v != b[k]} == {}
