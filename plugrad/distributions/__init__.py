@@ -23,6 +23,7 @@ from plugrad.distributions.relaxed import (ExpRelaxedCategorical, LogitRelaxedBe
                                            OneHotCategoricalStraightThrough, RelaxedBernoulli,
                                            RelaxedOneHotCategorical)
 from plugrad.distributions.transformed_distribution import LogNormal, TransformedDistribution
+from plugrad.distributions.von_mises import VonMises
 from plugrad.distributions.transforms import (
     AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
     ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
@@ -42,4 +43,4 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "LogisticNormal",
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy"]
+           "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy", "VonMises"]

@@ -62,6 +62,7 @@ def _laws(device):
         "ContinuousBernoulli": D.ContinuousBernoulli(probs=t([0.2, 0.5, 0.9])),
         "Kumaraswamy": D.Kumaraswamy(t(pos(3)), t(pos(3))),
         "LogisticNormal": D.LogisticNormal(t(real(2, 3)), t(pos(2, 3))),
+        "VonMises": D.VonMises(t(real(3)), t([0.01, 2.0, 50.0])),
         "OneHotCategoricalStraightThrough": D.OneHotCategoricalStraightThrough(
             logits=t(real(2, 3))),
     }
@@ -275,3 +276,16 @@ def test_straight_through_gradient_is_the_probabilities(device):
     tl = torch.tensor(logits, requires_grad=True)
     (TD.OneHotCategorical(logits=tl).probs * torch.tensor(w).sum(0)).sum().backward()
     close(lg.grad, tl.grad, rtol=1e-10)
+
+
+@pytest.mark.parametrize("kappa", [0.3, 4.0, 60.0])
+def test_von_mises_circular_moments(kappa, device):
+    n = _n(device, 40000, 2000)
+    d = D.VonMises(_t(2.5, device), _t(kappa, device))
+    x = host(d.sample((n,)))
+    assert x.min() >= -math.pi and x.max() < math.pi
+    resultant = np.mean(np.exp(1j * x))
+    circ_var = float(d.variance)
+    assert abs((1 - abs(resultant)) - circ_var) < 6 / math.sqrt(n) * max(circ_var, 0.05)
+    assert abs(np.angle(resultant * np.exp(-2.5j))) < 6 / math.sqrt(n * max(1 - circ_var,
+                                                                             1e-3)) * 2

@@ -145,6 +145,9 @@ CASES = {
     # torch 2.13's Kumaraswamy.mode is nan everywhere; test_kumaraswamy_mode checks ours
     "Kumaraswamy": (lambda d, a, b: d.Kumaraswamy(a, b), dict(a=pos(*S), b=pos(*S)),
                     unit(4, *S), ("mean", "variance", "entropy", "cdf", "icdf")),
+    "VonMises": (lambda d, loc, k: d.VonMises(loc, k),
+                 dict(loc=real(*S), k=np.array([[1e-3, 0.5, 3.7], [3.8, 20.0, 300.0]])),
+                 RNG.uniform(-3.1, 3.1, (4,) + S), ("mean", "mode", "variance")),
     "OneHotStraightThrough": (lambda d, lg: d.OneHotCategoricalStraightThrough(logits=lg),
                               dict(lg=real(2, 4)), np.eye(4)[[[1, 3], [0, 0]]],
                               ("mean", "variance", "entropy")),
