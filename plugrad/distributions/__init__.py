@@ -11,6 +11,7 @@ from plugrad.distributions.continuous import Cauchy, Exponential, Laplace, Norma
 from plugrad.distributions.counts import Binomial, Geometric, Poisson
 from plugrad.distributions.discrete import Bernoulli, Categorical, OneHotCategorical
 from plugrad.distributions.distribution import Distribution, ExponentialFamily
+from plugrad.distributions.generalized_pareto import GeneralizedPareto
 from plugrad.distributions.gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from plugrad.distributions.independent import Independent, MixtureSameFamily
 from plugrad.distributions.kl import kl_divergence, register_kl
@@ -43,4 +44,5 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "RelaxedBernoulli", "RelaxedOneHotCategorical", "Weibull", "LogisticNormal",
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
-           "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy", "VonMises"]
+           "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy", "VonMises",
+           "GeneralizedPareto"]

@@ -62,6 +62,7 @@ def _laws(device):
         "ContinuousBernoulli": D.ContinuousBernoulli(probs=t([0.2, 0.5, 0.9])),
         "Kumaraswamy": D.Kumaraswamy(t(pos(3)), t(pos(3))),
         "LogisticNormal": D.LogisticNormal(t(real(2, 3)), t(pos(2, 3))),
+        "GeneralizedPareto": D.GeneralizedPareto(t(real(3)), t(pos(3)), t([-0.4, 0.0, 0.3])),
         "VonMises": D.VonMises(t(real(3)), t([0.01, 2.0, 50.0])),
         "OneHotCategoricalStraightThrough": D.OneHotCategoricalStraightThrough(
             logits=t(real(2, 3))),
@@ -121,6 +122,8 @@ STAT_LAWS = {
     "NegativeBinomial": lambda t: D.NegativeBinomial(t(4.0), probs=t(0.4)),
     "ContinuousBernoulli": lambda t: D.ContinuousBernoulli(probs=t(0.8)),
     "Kumaraswamy": lambda t: D.Kumaraswamy(t(2.0), t(3.0)),
+    "GeneralizedPareto": lambda t: D.GeneralizedPareto(t(1.0), t(2.0), t(-0.2)),
+    "GeneralizedPareto-exp": lambda t: D.GeneralizedPareto(t(0.0), t(1.5), t(0.0)),
 }
 
 

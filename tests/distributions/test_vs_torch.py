@@ -148,11 +148,20 @@ CASES = {
     "VonMises": (lambda d, loc, k: d.VonMises(loc, k),
                  dict(loc=real(*S), k=np.array([[1e-3, 0.5, 3.7], [3.8, 20.0, 300.0]])),
                  RNG.uniform(-3.1, 3.1, (4,) + S), ("mean", "mode", "variance")),
+    "GeneralizedPareto": (lambda d, loc, scale, xi: d.GeneralizedPareto(loc, scale, xi),
+                          dict(loc=real(*S), scale=pos(*S),
+                               xi=np.array([[-0.3, 0.0, 0.2], [0.4, -1.0, 0.7]])),
+                          None, MOMENTS + ("entropy", "cdf", "icdf")),
     "OneHotStraightThrough": (lambda d, lg: d.OneHotCategoricalStraightThrough(logits=lg),
                               dict(lg=real(2, 4)), np.eye(4)[[[1, 3], [0, 0]]],
                               ("mean", "variance", "entropy")),
 }
 
+
+_gpd = CASES["GeneralizedPareto"]
+_gpd_support_value = _gpd[1]["loc"] + _gpd[1]["scale"] * np.array([[0.5, 1.0, 2.0],
+                                                                    [0.3, 0.4, 3.0]])
+CASES["GeneralizedPareto"] = (_gpd[0], _gpd[1], _gpd_support_value[None].repeat(4, 0), _gpd[3])
 
 # torch computes Multinomial.entropy's lgamma(n + 1) on an int64 tensor, so in float32
 LOOSE = {("Multinomial", "entropy"): 1e-6}
@@ -168,8 +177,18 @@ def _method(dist, name, value, unit_value):
     return getattr(dist, name)
 
 
+@pytest.fixture
+def torch_float64():
+    """torch's own constants in float64 too (its GeneralizedPareto.log_prob builds a
+    default-dtype 0 and refuses float64 parameters otherwise)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_against_torch(name, device):
+def test_against_torch(name, device, torch_float64):
     build, params, value, methods = CASES[name]
     ours_p, theirs_p = to_plugrad(params, device), to_torch(params)
     d, td = build(D, **ours_p), build(TD, **theirs_p)
