@@ -25,6 +25,7 @@ from plugrad.distributions.relaxed import (ExpRelaxedCategorical, LogitRelaxedBe
                                            RelaxedOneHotCategorical)
 from plugrad.distributions.transformed_distribution import LogNormal, TransformedDistribution
 from plugrad.distributions.von_mises import VonMises
+from plugrad.distributions.wishart import Wishart
 from plugrad.distributions.transforms import (
     AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
     ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
@@ -45,4 +46,4 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy", "VonMises",
-           "GeneralizedPareto"]
+           "GeneralizedPareto", "Wishart"]

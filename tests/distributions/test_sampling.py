@@ -63,6 +63,7 @@ def _laws(device):
         "Kumaraswamy": D.Kumaraswamy(t(pos(3)), t(pos(3))),
         "LogisticNormal": D.LogisticNormal(t(real(2, 3)), t(pos(2, 3))),
         "GeneralizedPareto": D.GeneralizedPareto(t(real(3)), t(pos(3)), t([-0.4, 0.0, 0.3])),
+        "Wishart": D.Wishart(t([3.0, 5.0]), covariance_matrix=t(spd(3))),
         "VonMises": D.VonMises(t(real(3)), t([0.01, 2.0, 50.0])),
         "OneHotCategoricalStraightThrough": D.OneHotCategoricalStraightThrough(
             logits=t(real(2, 3))),
@@ -253,6 +254,9 @@ EXPECTATION = {
                  lambda dist: dist.variance + dist.mean ** 2, lambda x: x ** 2),
     "Chi2": (lambda d, df: d.Chi2(df), (np.array([0.8, 4.0]),), lambda dist: dist.variance,
              lambda x: (x - x.detach().mean(0)) ** 2),
+    "Wishart": (lambda d, df, L: d.Wishart(df, scale_tril=L),
+                (np.array(4.5), np.array([[1.2, 0.0], [0.4, 0.8]])),
+                lambda dist: dist.mean, lambda x: x),
 }
 
 
