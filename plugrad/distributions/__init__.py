@@ -15,6 +15,7 @@ from plugrad.distributions.generalized_pareto import GeneralizedPareto
 from plugrad.distributions.gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from plugrad.distributions.independent import Independent, MixtureSameFamily
 from plugrad.distributions.kl import kl_divergence, register_kl
+from plugrad.distributions.lkj_cholesky import LKJCholesky
 from plugrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
 from plugrad.distributions.more_laws import (FisherSnedecor, Gumbel, HalfCauchy, HalfNormal,
                                              InverseGamma, LogisticNormal, Pareto, Weibull)
@@ -46,4 +47,4 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy", "VonMises",
-           "GeneralizedPareto", "Wishart"]
+           "GeneralizedPareto", "Wishart", "LKJCholesky"]

@@ -159,6 +159,8 @@ CASES = {
                      dict(df=np.array(4.0), L=np.linalg.cholesky(spd(2, (2,)))),
                      np.stack([spd(2) for _ in range(3)])[:, None], ("mean", "variance",
                                                                      "entropy")),
+    "LKJCholesky": (lambda d, eta: d.LKJCholesky(3, eta), dict(eta=np.array([0.5, 1.0, 4.0])),
+                    None, ()),
     "OneHotStraightThrough": (lambda d, lg: d.OneHotCategoricalStraightThrough(logits=lg),
                               dict(lg=real(2, 4)), np.eye(4)[[[1, 3], [0, 0]]],
                               ("mean", "variance", "entropy")),
@@ -169,6 +171,11 @@ _gpd = CASES["GeneralizedPareto"]
 _gpd_support_value = _gpd[1]["loc"] + _gpd[1]["scale"] * np.array([[0.5, 1.0, 2.0],
                                                                     [0.3, 0.4, 3.0]])
 CASES["GeneralizedPareto"] = (_gpd[0], _gpd[1], _gpd_support_value[None].repeat(4, 0), _gpd[3])
+
+# correlation Cholesky factors for LKJCholesky's log_prob: torch's own draws (any will do)
+torch.manual_seed(0)
+CASES["LKJCholesky"] = CASES["LKJCholesky"][:2] + (
+    TD.LKJCholesky(3, torch.ones(3, dtype=torch.float64)).sample((2,)).numpy(), ())
 
 # torch computes Multinomial.entropy's lgamma(n + 1) on an int64 tensor, so in float32
 LOOSE = {("Multinomial", "entropy"): 1e-6}
