@@ -28,7 +28,8 @@ from plugrad.distributions.transformed_distribution import LogNormal, Transforme
 from plugrad.distributions.von_mises import VonMises
 from plugrad.distributions.wishart import Wishart
 from plugrad.distributions.transforms import (
-    AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
+    CumulativeDistributionTransform, StackTransform,
     ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
@@ -47,4 +48,5 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Di
            "CumulativeDistributionTransform", "IndependentTransform", "LowerCholeskyTransform",
            "PositiveDefiniteTransform", "ReshapeTransform", "SoftmaxTransform",
            "StickBreakingTransform", "ContinuousBernoulli", "Kumaraswamy", "VonMises",
-           "GeneralizedPareto", "Wishart", "LKJCholesky"]
+           "GeneralizedPareto", "Wishart", "LKJCholesky", "CatTransform",
+           "CorrCholeskyTransform", "StackTransform"]

@@ -89,6 +89,7 @@ transform_to.register(constraints.positive_semidefinite,
 
 for _registry in (biject_to, transform_to):
     _registry.register(constraints.independent, _independent(_registry))
+    _registry.register(constraints.corr_cholesky, lambda c: transforms.CorrCholeskyTransform())
     _registry.register(constraints.real, _real)
     _registry.register(constraints.positive, _greater_than)
     _registry.register(constraints.greater_than_eq, _greater_than)

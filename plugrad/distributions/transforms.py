@@ -488,3 +488,7 @@ from plugrad.distributions.transforms_more import (  # noqa: E402 - they subclas
 __all__ += ["AbsTransform", "CumulativeDistributionTransform", "IndependentTransform",
             "LowerCholeskyTransform", "PositiveDefiniteTransform", "ReshapeTransform",
             "SoftmaxTransform", "StickBreakingTransform"]
+from plugrad.distributions.transforms_joint import (  # noqa: E402 - as above
+    CatTransform, CorrCholeskyTransform, StackTransform)
+
+__all__ += ["CatTransform", "CorrCholeskyTransform", "StackTransform"]

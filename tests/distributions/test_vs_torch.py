@@ -436,3 +436,35 @@ def test_kumaraswamy_mode(device):
     grid = torch.linspace(0.01, 0.99, 981).unsqueeze(-1)
     best = grid[k.log_prob(grid).argmax(0), 0].numpy()
     np.testing.assert_allclose(best, mode[:2], atol=2e-3)
+
+
+def test_joint_transforms_match_torch(device):
+    T, TT = D.transforms, TD.transforms
+    x = plugrad.tensor(real(2, 5, 3), device=device, requires_grad=True)
+    tx = torch.tensor(host(x), requires_grad=True)
+    cases = [
+        (T.CatTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0)], dim=1, lengths=[2, 3]),
+         TT.CatTransform([TT.ExpTransform(), TT.AffineTransform(1.0, 3.0)], dim=1,
+                         lengths=[2, 3])),
+        (T.CatTransform([T.ExpTransform(), T.SigmoidTransform()], dim=-1, lengths=[1, 2]),
+         TT.CatTransform([TT.ExpTransform(), TT.SigmoidTransform()], dim=-1, lengths=[1, 2])),
+        (T.StackTransform([T.ExpTransform(), T.TanhTransform(), T.AffineTransform(0.0, 2.0)],
+                          dim=2),
+         TT.StackTransform([TT.ExpTransform(), TT.TanhTransform(),
+                            TT.AffineTransform(0.0, 2.0)], dim=2)),
+        (T.CorrCholeskyTransform(), TT.CorrCholeskyTransform()),
+    ]
+    for t, tt in cases:
+        name = type(t).__name__
+        y, ty = t(x), tt(tx)
+        close(y, ty, msg=name)
+        close(t.inv(y), tt.inv(ty), rtol=1e-6, atol=1e-9, msg=name)
+        ld, tld = t.log_abs_det_jacobian(x, y), tt.log_abs_det_jacobian(tx, ty)
+        close(ld, tld, msg=name)
+        ld.sum().backward()
+        tld.sum().backward()
+        close(x.grad, tx.grad, rtol=1e-7, atol=1e-9, msg=name)
+        x.grad, tx.grad = None, None
+        assert bool(t.codomain.check(y).all()) == bool(tt.codomain.check(ty).all()), name
+    L = D.biject_to(D.constraints.corr_cholesky)(plugrad.tensor(real(6), device=device))
+    assert tuple(L.shape) == (4, 4) and bool(D.constraints.corr_cholesky.check(L))
