@@ -162,3 +162,17 @@ def test_constraints_match_torch():
     assert D.Uniform(0.0, 1.0).support.check(plugrad.tensor(1.0)).item()
     assert C.is_dependent(D.Uniform(0.0, 1.0).support) is False
     assert C.is_dependent(C.dependent)
+
+
+def test_every_torch_name_and_module_exists():
+    import importlib
+    import pkgutil
+    missing = sorted(set(TD.__all__) - set(D.__all__))
+    assert missing == []
+    modules = {m.name for m in pkgutil.iter_modules(TD.__path__)}
+    for name in modules:
+        importlib.import_module(f"plugrad.distributions.{name}")
+    for name in dir(TD.constraints):
+        if not name.startswith("_") and name not in ("Any", "Callable", "torch",
+                                                     "MixtureSameFamilyConstraint"):
+            assert hasattr(D.constraints, name), name
