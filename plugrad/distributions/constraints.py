@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import plugrad
 
-__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+__all__ = ["Constraint", "MixtureSameFamilyConstraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
            "greater_than", "greater_than_eq", "half_open_interval", "independent",
            "integer_interval", "interval", "is_dependent", "less_than", "lower_cholesky",
            "lower_triangular", "multinomial", "nonnegative", "nonnegative_integer", "one_hot",
@@ -102,6 +102,37 @@ class _IndependentConstraint(Constraint):
     def __repr__(self):
         return (f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
                 f"{self.reinterpreted_batch_ndims})")
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A mixture's support: the component's, checked with the component axis put back (so
+    parameter-dependent supports, e.g. Uniform components, broadcast right), all components
+    then required to agree."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError(f"base_constraint must be a Constraint, got "
+                            f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.ndim < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.ndim}")
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        keep = value.ndim - self.event_dim
+        return result.reshape(tuple(result.shape[:keep]) + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 class _Boolean(Constraint):

@@ -173,6 +173,20 @@ def test_every_torch_name_and_module_exists():
     for name in modules:
         importlib.import_module(f"plugrad.distributions.{name}")
     for name in dir(TD.constraints):
-        if not name.startswith("_") and name not in ("Any", "Callable", "torch",
-                                                     "MixtureSameFamilyConstraint"):
+        if not name.startswith("_") and name not in ("Any", "Callable", "torch"):
             assert hasattr(D.constraints, name), name
+
+
+def test_mixture_support_with_parameter_dependent_components():
+    """Uniform components: a value is valid where it lies in every component's interval."""
+    def build(m, t):
+        return m.MixtureSameFamily(m.Categorical(logits=t([[0.0, 0.0], [0.0, 0.0]])),
+                                   m.Uniform(t([[0.0, 1.0], [0.0, 2.0]]),
+                                             t([[3.0, 4.0], [5.0, 6.0]])))
+    ours, theirs = build(D, plugrad.tensor), build(TD, torch.tensor)
+    v = [[1.5, 2.5], [0.5, 5.5], [3.5, 4.0]]
+    np.testing.assert_array_equal(ours.support.check(plugrad.tensor(v)).numpy(),
+                                  theirs.support.check(torch.tensor(v)).numpy())
+    assert repr(ours.support).startswith("MixtureSameFamilyConstraint(")
+    _same_error(lambda: ours.log_prob(plugrad.tensor([0.5, 1.0])),
+                lambda: theirs.log_prob(torch.tensor([0.5, 1.0])))
