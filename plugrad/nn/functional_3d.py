@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 import plugrad
+from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.conv import conv2d as _conv2d
 from plugrad.core.ops.conv_transpose import conv_transpose2d as _conv_transpose2d
@@ -24,9 +25,12 @@ from plugrad.core.ops.pooling import avg_pool2d as _avg_pool2d
 from plugrad.core.ops.pooling import max_pool2d as _max_pool2d
 from plugrad.core.ops.window import out_size as _out_size
 from plugrad.nn._dtypes import expect_dtype as _expect
-from plugrad.nn.functional_pooling import (_adaptive_max2d, _adaptive_sizes, _lp_finish,
-                                           _windows, adaptive_max_pool1d, adaptive_max_pool2d,
-                                           max_pool1d)
+from plugrad.nn._pool_windows import adaptive_table as _adaptive_table
+from plugrad.nn._pool_windows import sliding_max as _sliding_max
+from plugrad.nn._pool_windows import window_max as _window_max
+from plugrad.nn._pool_windows import window_mean as _window_mean
+from plugrad.nn.functional_pooling import (_adaptive_sizes, _lp_finish, adaptive_max_pool1d,
+                                           adaptive_max_pool2d, max_pool1d)
 
 __all__ = ["conv3d", "conv_transpose3d", "max_pool3d", "avg_pool3d", "lp_pool3d",
            "adaptive_avg_pool3d", "adaptive_max_pool3d", "max_unpool1d", "max_unpool2d",
@@ -64,6 +68,14 @@ def _depth_taps(x, start, count, step):
 
 
 # ---------------------------------------------------------------------- convolution
+def _opmath(y):
+    """Half tensors computed in float32 and rounded once at the end (PyTorch's opmath: a
+    float16 sum of the taps' rounded 2-D results overflows where its one accumulation does
+    not)."""
+    return y.float() if y is not None and y.dtype in (plugrad.float16, plugrad.bfloat16) \
+        else y
+
+
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     name = "conv3d"
@@ -77,6 +89,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                  f"{list(weight.shape)}, expected input{list(x.shape)} to have "
                                  f"{weight.shape[1] * groups} channels, but got {x.shape[1]} "
                                  f"channels instead")
+    x, wt = _opmath(x), _opmath(weight)
     sd, sh, sw = _triple(name, stride, "stride")
     dd, dh, dw = _triple(name, dilation, "dilation")
     kd = weight.shape[2]
@@ -99,12 +112,13 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                                  f"depth {depth}")
     out = None
     for t in range(kd):
-        y = _conv2d(_depth_taps(x, t * dd, out_d, sd), weight[:, :, t], None, (sh, sw), pad_hw,
+        y = _conv2d(_depth_taps(x, t * dd, out_d, sd), wt[:, :, t], None, (sh, sw), pad_hw,
                     (dh, dw), groups)
         out = y if out is None else out + y
     out = out.reshape(n, out_d, *out.shape[1:]).transpose(1, 2)
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1, 1)
+        out = _records(out + _opmath(bias).reshape(1, -1, 1, 1, 1), input, weight)
+    out = out.to(input.dtype)
     out = _named(out, "ConvolutionBackward0")
     return out.squeeze(0) if unbatched else out
 
@@ -124,6 +138,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                  f"{list(weight.shape)}, expected input{list(x.shape)} to have "
                                  f"{weight.shape[0]} channels, but got {x.shape[1]} channels "
                                  f"instead")
+    x, wt = _opmath(x), _opmath(weight)
     sd, sh, sw = _triple(name, stride, "stride")
     pd, ph, pw = _triple(name, padding, "padding")
     od, oh, ow = _triple(name, output_padding, "output_padding")
@@ -138,7 +153,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     planes = _depth_taps(x, 0, depth, 1)
     acc = None
     for t in range(kd):
-        y = _conv_transpose2d(planes, weight[:, :, t], None, (sh, sw), (ph, pw), (oh, ow),
+        y = _conv_transpose2d(planes, wt[:, :, t], None, (sh, sw), (ph, pw), (oh, ow),
                               groups, (dh, dw))
         y = y.reshape(n, depth, *y.shape[1:])
         if acc is None:
@@ -149,7 +164,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     acc = acc[:, pd:pd + out_d]
     out = acc.transpose(1, 2)
     if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1, 1)
+        out = _records(out + _opmath(bias).reshape(1, -1, 1, 1, 1), input, weight)
+    out = out.to(input.dtype)
     out = _named(out, "ConvolutionBackward0")
     return out.squeeze(0) if unbatched else out
 
@@ -171,35 +187,11 @@ def _depth_windows(t, k, s, d, out):
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """Max over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``; indices into ``D*H*W``."""
-    name = "max_pool3d"
-    _expect(name, input)
-    x, unbatched = _batched(name, input)
-    k = _triple(name, kernel_size, "kernel_size")
-    s = k if stride is None or stride == () or stride == [] else _triple(name, stride, "stride")
-    p = _triple(name, padding, "padding")
-    d = _triple(name, dilation, "dilation")
-    if any(2 * pi > ki for pi, ki in zip(p, k)):
-        raise ValueError(f"{name}: pad should be at most half of effective kernel size, but "
-                         f"got pad={p} and kernel_size={k}")
-    n, c, depth, h, w = x.shape
-    vals, idx = _max_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], d[1:],
-                            ceil_mode, True)
-    ho, wo = vals.shape[2], vals.shape[3]
-    vals, idx = vals.reshape(n, c, depth, ho, wo), idx.reshape(n, c, depth, ho, wo)
-    out_d, right = _depth_geometry(name, depth, k[0], s[0], p[0], d[0], ceil_mode)
-    pads = (0, 0, 0, 0, p[0], right)
-    vals = plugrad.nn.functional.pad(vals, pads, value=-math.inf)
-    win = _depth_windows(vals, k[0], s[0], d[0], out_d)
-    out, arg = win.max(dim=3)
-    depth_of = (plugrad.arange(out_d, device=x.device) * s[0] - p[0]).reshape(1, 1, -1, 1, 1) \
-        + arg * d[0]
-    inner = _depth_windows(plugrad.nn.functional.pad(idx, pads), k[0], s[0], d[0], out_d)
-    inner = inner.gather(3, arg.unsqueeze(3)).squeeze(3)
-    indices = depth_of * (h * w) + inner
+    """Max over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``; indices into ``D*H*W``
+    (PyTorch's choice among NaN and equal maxima: :mod:`plugrad.nn._pool_windows`)."""
+    out, indices = _sliding_max("max_pool3d", input, 3, kernel_size, stride, padding,
+                                dilation, ceil_mode)
     out = _named(out, "MaxPool3DWithIndicesBackward0")
-    if unbatched:
-        out, indices = out.squeeze(0), indices.squeeze(0)
     return (out, indices) if return_indices else out
 
 
@@ -254,26 +246,13 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_finish(out, norm_type, k[0] * k[1] * k[2])
 
 
-def _average_matrix(n_in, n_out, like):
-    """``(n_out, n_in)``: row ``i`` averages PyTorch's ``i``-th adaptive window."""
-    a = np.zeros((n_out, n_in))
-    for i in range(n_out):
-        s, e = (i * n_in) // n_out, -(-((i + 1) * n_in) // n_out)
-        a[i, s:e] = 1.0 / (e - s)
-    return plugrad.tensor(a, dtype=like.dtype, device=like.device)
-
-
 def adaptive_avg_pool3d(input, output_size):
-    """Mean over PyTorch's adaptive windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``: the
-    windows are boxes, so the mean is one averaging matrix per dim."""
+    """Mean over PyTorch's adaptive windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     name = "adaptive_avg_pool3d"
     _expect(name, input)
     x, unbatched = _batched(name, input)
     sizes = _adaptive_sizes(name, x, output_size, 3)
-    out = x
-    for axis, o in zip((2, 3, 4), sizes):
-        a = _average_matrix(x.shape[axis], o, x)
-        out = out.movedim(axis, -1).matmul(a.transpose(0, 1)).movedim(-1, axis)
+    out = _window_mean(x, *_adaptive_table(tuple(x.shape[2:]), sizes), sizes)
     out = _named(out, "AdaptiveAvgPool3DBackward0")
     return out.squeeze(0) if unbatched else out
 
@@ -283,21 +262,8 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     name = "adaptive_max_pool3d"
     _expect(name, input)
     x, unbatched = _batched(name, input)
-    od, oh, ow = _adaptive_sizes(name, x, output_size, 3)
-    n, c, depth, h, w = x.shape
-    vals, idx = _adaptive_max2d(x.reshape(n, c * depth, h, w), oh, ow)
-    vals, idx = vals.reshape(n, c, depth, oh, ow), idx.reshape(n, c, depth, oh, ow)
-    table = _windows(depth, od)  # (od, K)
-    flat = plugrad.tensor(table.reshape(-1), dtype=plugrad.int64, device=x.device)
-    kk = table.shape[1]
-    taps = vals.index_select(2, flat).reshape(n, c, od, kk, oh, ow)
-    out, arg = taps.max(dim=3)
-    where = plugrad.tensor(table, dtype=plugrad.int64, device=x.device)
-    depth_of = where.reshape(1, 1, od, kk, 1, 1).expand(n, c, od, kk, oh, ow).gather(
-        3, arg.unsqueeze(3)).squeeze(3)
-    inner = idx.index_select(2, flat).reshape(n, c, od, kk, oh, ow).gather(
-        3, arg.unsqueeze(3)).squeeze(3)
-    indices = depth_of * (h * w) + inner
+    sizes = _adaptive_sizes(name, x, output_size, 3)
+    out, indices = _window_max(x, *_adaptive_table(tuple(x.shape[2:]), sizes), sizes)
     out = _named(out, "AdaptiveMaxPool3DBackward0")
     if unbatched:
         out, indices = out.squeeze(0), indices.squeeze(0)
@@ -384,11 +350,21 @@ native_channel_shuffle = channel_shuffle
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
+    """``max_pool1d`` with its indices; unlike ``max_pool1d`` it takes integers (PyTorch's
+    ``max_pool1d`` has no integer kernel, this spelling reaches the 2-D one that does)."""
+    if not input.dtype.is_floating_point:
+        return _sliding_max("max_pool1d", input, 1, kernel_size, stride, padding, dilation,
+                            ceil_mode)
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):
+    """``max_pool2d`` with its indices (integers by gathered windows: the backends' kernel
+    is for floating inputs)."""
+    if not input.dtype.is_floating_point:
+        return _sliding_max("max_pool2d", input, 2, kernel_size, stride, padding, dilation,
+                            ceil_mode)
     return _max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 

@@ -16,6 +16,9 @@ from plugrad.core.ops.pooling import adaptive_avg_pool2d as _adaptive_avg_pool2d
 from plugrad.core.ops.pooling import avg_pool2d as _avg_pool2d
 from plugrad.core.ops.pooling import max_pool2d as _max_pool2d
 from plugrad.nn._dtypes import expect_dtype as _expect
+from plugrad.nn._pool_windows import adaptive_table as _adaptive_table
+from plugrad.nn._pool_windows import sliding_max as _sliding_max
+from plugrad.nn._pool_windows import window_max as _window_max
 
 __all__ = ["max_pool1d", "avg_pool1d", "lp_pool1d", "lp_pool2d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_avg_pool1d"]
@@ -43,6 +46,9 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1,  # noqa: 
                ceil_mode=False, return_indices=False):
     """Max over windows of ``(N, C, L)`` or ``(C, L)``; indices into ``L``."""
     name = "max_pool1d"
+    if return_indices and not input.dtype.is_floating_point:
+        # PyTorch's max_pool1d_with_indices: its kernel takes integers (plain max_pool1d not)
+        return _sliding_max(name, input, 1, kernel_size, stride, padding, dilation, ceil_mode)
     _rank(name, input, 1)
     k = _one(name, kernel_size, "kernel_size")
     s = k if stride is None or stride == () or stride == [] else _one(name, stride, "stride")
@@ -66,8 +72,11 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,  # n
 
 
 def _lp_finish(out, norm_type, count):
-    """PyTorch's ``(sign(out) relu(|out|) * count) ** (1 / p)`` of the averaged powers."""
-    return (plugrad.sign(out) * plugrad.relu(plugrad.abs(out))).mul(count).pow(1.0 / norm_type)
+    """PyTorch's ``(sign(out) relu(|out|) * count) ** (1 / p)`` of the averaged powers. The
+    sign is a constant of the gradient (PyTorch's sign backward is zeros, whatever the
+    incoming gradient; ``g * 0`` would turn a window's ``0 * inf`` into NaN for every tap)."""
+    sign = plugrad.sign(out).detach()
+    return (sign * plugrad.relu(plugrad.abs(out))).mul(count).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):  # noqa: A002
@@ -95,28 +104,12 @@ def adaptive_avg_pool1d(input, output_size):  # noqa: A002
     return _adaptive_avg_pool2d(input.unsqueeze(-2), (1, o)).squeeze(-2)
 
 
-def _windows(n_in, n_out):
-    """``(n_out, K)`` positions of each adaptive window, the last repeated to width ``K``."""
-    starts = [(i * n_in) // n_out for i in range(n_out)]
-    ends = [-(-((i + 1) * n_in) // n_out) for i in range(n_out)]
-    width = max(e - s for s, e in zip(starts, ends))
-    return np.array([[min(s + j, e - 1) for j in range(width)]
-                     for s, e in zip(starts, ends)], dtype=np.int64)
-
-
 def _adaptive_max2d(x, oh, ow):
     """Values and flat ``H * W`` indices of the max of each adaptive window of 4-D ``x``."""
     n, c, h, w = x.shape
     if h % oh == 0 and w % ow == 0:
         return _max_pool2d(x, (h // oh, w // ow), return_indices=True)
-    rows, cols = _windows(h, oh), _windows(w, ow)
-    table = (rows[:, None, :, None] * w + cols[None, :, None, :]).reshape(oh, ow, -1)
-    flat = plugrad.tensor(table.reshape(-1), dtype=plugrad.int64, device=x.device)
-    taps = x.reshape(n, c, h * w).index_select(2, flat).reshape(n, c, oh, ow, table.shape[2])
-    out, arg = taps.max(dim=-1)  # the first maximum in row-major order, as PyTorch's
-    where = plugrad.tensor(table, dtype=plugrad.int64, device=x.device)
-    idx = where.expand(n, c, oh, ow, table.shape[2]).gather(-1, arg.unsqueeze(-1)).squeeze(-1)
-    return out, idx
+    return _window_max(x, *_adaptive_table((h, w), (oh, ow)), (oh, ow))
 
 
 def _adaptive_sizes(name, x, output_size, spatial):

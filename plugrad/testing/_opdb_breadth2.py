@@ -338,6 +338,10 @@ NOT_OPS_BREADTH2.update({
 })
 
 
+#: PyTorch's CPU max pools (but not plain max_pool1d, nor the adaptive ones) take integers
+_MAX_POOL = FLOATS + ("uint8",) + INTS
+
+
 def _F(name, sample_inputs, **kw) -> OpInfo:
     kw.setdefault("dtypes", FLOATS)
     kw.setdefault("differentiable", True)
@@ -429,14 +433,14 @@ def s_ctc(make, dtype):
 _add(
     _F("conv3d", s_conv3d),
     _F("conv_transpose3d", s_conv_transpose3d),
-    _F("max_pool3d", s_pool3d),
+    _F("max_pool3d", s_pool3d, dtypes=_MAX_POOL),
     _F("avg_pool3d", s_pool3d),
     _F("lp_pool3d", s_lp_pool3d, dtypes=ALL),
     _F("adaptive_avg_pool3d", s_adaptive3d),
     _F("adaptive_max_pool3d", s_adaptive3d),
-    _F("max_pool1d_with_indices", s_with_indices(1)),
-    _F("max_pool2d_with_indices", s_with_indices(2)),
-    _F("max_pool3d_with_indices", s_with_indices(3)),
+    _F("max_pool1d_with_indices", s_with_indices(1), dtypes=_MAX_POOL),
+    _F("max_pool2d_with_indices", s_with_indices(2), dtypes=_MAX_POOL),
+    _F("max_pool3d_with_indices", s_with_indices(3), dtypes=_MAX_POOL),
     _F("adaptive_max_pool1d_with_indices", s_adaptive_with_indices(1)),
     _F("adaptive_max_pool2d_with_indices", s_adaptive_with_indices(2)),
     _F("adaptive_max_pool3d_with_indices", s_adaptive_with_indices(3)),

@@ -211,16 +211,6 @@ KNOWN: list[Known] = [
           plugrad="bins computed in float64 (the count PyTorch gives for float32)",
           why="undefined behaviour in PyTorch's kernel, not a convention to copy",
           example=Case('histc', 'cpu', 'float16', sample=10, family='special', seed=128013)),
-    Known(("nn.functional.adaptive_max_pool1d", "nn.functional.adaptive_max_pool2d",
-           "nn.functional.max_pool1d", "nn.functional.max_pool2d"),
-          "wrong/[gv]*", family="[es]*",
-          torch="a window with several NaN: the index (and the gradient) is the last NaN's "
-                "(its loop takes every NaN it meets)",
-          plugrad="the first NaN's (the backends' max_pool2d kernel, max's first-occurrence "
-                  "rule); the values agree (NaN)",
-          why="which NaN of a window gets the gradient: an edge with no numeric meaning",
-          example=Case('nn.functional.adaptive_max_pool1d', 'cpu', 'float64', sample=1,
-                       family='extreme', seed=0, order=1)),
     Known(("logcumsumexp",), "wrong/grad", family="[es]*",
           torch="gradients with -huge / inf / nan inputs in the running sum",
           plugrad="another finite value (the reverse cumulative sum is shifted differently)",

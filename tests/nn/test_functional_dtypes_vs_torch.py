@@ -22,10 +22,7 @@ KNOWN = {
                        ("conv_transpose1d", ("int64",)), ("conv_transpose2d", ("int64",)),
                        # the 3-d ops and *_with_indices spellings are built on the 2-d ones
                        ("conv3d", ("int32", "int64")), ("conv_transpose3d", ("int64",)),
-                       ("max_pool3d", ("int32", "int64")), ("avg_pool3d", ("int64",)),
-                       ("max_pool1d_with_indices", ("int32", "int64")),
-                       ("max_pool2d_with_indices", ("int32", "int64")),
-                       ("max_pool3d_with_indices", ("int32", "int64")))
+                       ("avg_pool3d", ("int64",)))
        for dt in dts},
     ("nn.functional.softmax", "int32"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.softmax", "int64"): "issue 16: plugrad.softmax takes integers",

@@ -45,6 +45,21 @@ class MaxPool2DWithIndicesBackward0(Node):
         return (F.max_pool2d_backward(g, idx, self.shape),)
 
 
+def _last_nan(k, x, out, idx, kernel, stride, pads, dilation):
+    """PyTorch's loop keeps a tap when ``val > maxval or isnan(val)``: a window's NaN is its
+    maximum and the *last* NaN (row-major) gives the index. The kernel returns the first;
+    where a window is NaN, the max pool of the NaNs' flat positions (``-inf`` elsewhere)
+    is the last one's."""
+    if not x.dtype.is_floating_point or not np.any(k.to_numpy(k.isnan(out))):
+        return idx
+    n, c, h, w = x.shape
+    dev = x.device.index
+    pos = k.reshape(k.arange(0, h * w, 1, "float64", dev), (1, 1, h, w))
+    key = k.where(k.isnan(x._data), pos, k.full((), -np.inf, "float64", dev))
+    last, _ = k.max_pool2d(key, kernel, stride, pads, dilation)
+    return k.where(k.isnan(out), k.astype(last, "int64"), idx)
+
+
 @op(functional="max_pool2d")
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
@@ -55,6 +70,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
                                                     dilation, ceil_mode)
     k = x._k
     out, idx = k.max_pool2d(x._data, kernel, stride, pads, dilation)
+    idx = _last_nan(k, x, out, idx, kernel, stride, pads, dilation)
     r = _wrap(out, x.dtype, x.device, k)
     indices = _wrap(idx, _dt.int64, x.device, k)
     if x._rg and _state.enabled:
