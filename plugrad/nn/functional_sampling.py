@@ -60,27 +60,39 @@ def affine_grid(theta, size, align_corners=None):
 
 
 # ---------------------------------------------------------------------- grid sampling
-def _reflect(c, twice_low, twice_high):
+def _reflect(c, twice_low, twice_high, nd):
+    """``c`` reflected into ``[low, high]`` as PyTorch's CPU kernels compute it (the same
+    in exact arithmetic, not in rounding at huge coordinates): the 2-D (vectorized) one
+    folds ``|c - low|`` by the whole period ``2 * span`` and takes the nearer side, the
+    3-D (scalar) one takes ``fmod`` by ``span`` and flips by the parity of the quotient."""
     if twice_low == twice_high:
         return c * 0.0
     low, span = twice_low / 2.0, (twice_high - twice_low) / 2.0
     c = (c - low).abs()
+    if nd == 2:
+        period = 2.0 * span
+        extra = c - (c / period).trunc() * period
+        return extra.minimum(period - extra) + low
     flips = (c / span).floor()
-    extra = c - flips * span
-    even = (flips.remainder(2) == 0)
-    return (extra + low).where(even, span - extra + low)
+    extra = c.fmod(span)
+    return (extra + low).where(flips.fmod(2) == 0, span - extra + low)
 
 
-def _source(c, size, padding_mode, align_corners):
-    """Grid coordinates in [-1, 1] -> positions in the input (padding applied)."""
-    c = (c + 1.0) / 2.0 * (size - 1) if align_corners else ((c + 1.0) * size - 1.0) / 2.0
-    if padding_mode == "border":
-        c = c.clamp(0.0, size - 1.0)
-    elif padding_mode == "reflection":
-        c = _reflect(c, 0.0, 2.0 * (size - 1)) if align_corners else \
-            _reflect(c, -1.0, 2.0 * size - 1.0)
-        c = c.clamp(0.0, size - 1.0)
-    return c
+def _source(c, size, padding_mode, align_corners, nd):
+    """Grid coordinates in [-1, 1] -> positions in the input (padding applied). A NaN
+    position (a NaN grid, or an infinite one reflected) clips as PyTorch's CPU kernels
+    clip it: to 0 in the vectorized 2-D one, to ``size - 1`` in the scalar 3-D one."""
+    if nd == 2:  # the vectorized kernel's scaling (no overflow of (c + 1) * size)
+        c = (c + 1.0) * ((size - 1) / 2.0) if align_corners else (c + 1.0) * (size / 2.0) - 0.5
+    else:
+        c = (c + 1.0) / 2.0 * (size - 1) if align_corners else ((c + 1.0) * size - 1.0) / 2.0
+    if padding_mode == "zeros":
+        return c
+    if padding_mode == "reflection":
+        c = _reflect(c, 0.0, 2.0 * (size - 1), nd) if align_corners else \
+            _reflect(c, -1.0, 2.0 * size - 1.0, nd)
+    c = c.clamp(0.0, size - 1.0)
+    return c.where(~c.isnan(), 0.0 if nd == 2 else size - 1.0)
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -110,25 +122,34 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     points = math.prod(out_sizes)
     g = grid.reshape(n, points, nd)
     # grid's last dim is x (W), y (H)[, z (D)]: the reverse of the input's spatial dims
-    coords = [_source(g[..., nd - 1 - i], sizes[i], padding_mode, align_corners)
+    coords = [_source(g[..., nd - 1 - i], sizes[i], padding_mode, align_corners, nd)
               for i in range(nd)]
     strides = [math.prod(sizes[i + 1:]) for i in range(nd)]
     flat = input.reshape(n, c, math.prod(sizes))
 
     def gather(positions):
+        """The values at integer ``positions`` and whether each lies inside the input (a
+        NaN or infinite position does not: it reads position 0, never cast to an index)."""
         inside = None
         index = None
         for p, size, stride in zip(positions, sizes, strides):
             ok = (p >= 0).logical_and(p <= size - 1)
             inside = ok if inside is None else inside.logical_and(ok)
-            term = p.clamp(0, size - 1).to(plugrad.int64) * stride
+            term = p.detach().where(ok, 0.0).to(plugrad.int64) * stride
             index = term if index is None else index + term
         vals = flat.gather(2, index.unsqueeze(1).expand(n, c, points))
         return vals, inside.unsqueeze(1)
 
+    # PyTorch's 2-D kernel reads 0 at a corner outside the input and multiplies it by the
+    # corner's weight (NaN for a NaN or infinite coordinate: NaN out); its 3-D kernel adds
+    # only the corners inside (never their weights)
+    def contribution(vals, weight, inside):
+        vals = vals.where(inside, 0.0)
+        return vals * (weight.where(inside, 0.0) if nd == 3 else weight)
+
     if mode == "nearest":
         vals, inside = gather([co.round() for co in coords])
-        out = vals * inside.to(vals.dtype)
+        out = vals.where(inside, 0.0)
     else:
         lows = [co.floor() for co in coords]
         fracs = [co - lo for co, lo in zip(coords, lows)]
@@ -140,7 +161,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                 wgt = f if b else 1.0 - f
                 weight = wgt if weight is None else weight * wgt
             vals, inside = gather([lo + b for lo, b in zip(lows, bits)])
-            term = vals * (weight.unsqueeze(1) * inside.to(vals.dtype))
+            term = contribution(vals, weight.unsqueeze(1), inside)
             out = term if out is None else out + term
     return out.reshape(n, c, *out_sizes)
 
