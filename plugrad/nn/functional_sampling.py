@@ -196,6 +196,26 @@ def _lse(*xs):
     return (m + s.where(~empty, 1.0).log()).where(~empty, -math.inf)
 
 
+class _LogitsGradient(plugrad.autograd.Function):
+    """The loss unchanged; its gradient to ``log_probs`` gains ``exp(log_probs)`` at each
+    time step inside a sample's input length (``inside`` ``(T, N)``): the true derivative
+    becomes PyTorch's (a NaN or inf there reaches the gradient as in PyTorch's kernel; a
+    NaN loss makes its sample's whole gradient NaN, as the kernel's ``exp(... - nll)``)."""
+
+    @staticmethod
+    def forward(ctx, lp, loss, inside):
+        ctx.save_for_backward(lp, inside, loss)
+        return loss.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        lp, inside, loss = ctx.saved_tensors
+        inside = inside.unsqueeze(2)
+        extra = lp.exp().where(inside, 0.0) * g.reshape(1, -1, 1)
+        lost = inside.logical_and(loss.isnan().reshape(1, -1, 1))
+        return extra.where(~lost, math.nan), g, None
+
+
 def _as_lengths(v, n, device, what):
     if isinstance(v, plugrad.Tensor):
         v = v.tolist()
@@ -211,9 +231,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     """The Connectionist Temporal Classification loss of ``log_probs`` (``(T, N, C)`` or
     ``(T, C)``, log-softmax outputs) for ``targets`` (padded ``(N, S)`` or concatenated 1-D).
 
-    The gradient is the true derivative; PyTorch's differs from it by ``exp(log_probs)``
-    for each time step inside a sample's input length (its kernel folds the log-softmax in),
-    which cancels once it flows back through the ``log_softmax`` that made ``log_probs``."""
+    The gradient is PyTorch's: the true derivative plus ``exp(log_probs)`` at each time
+    step inside a sample's input length (its kernel folds the log-softmax in: the gradient
+    of the logits), the same once it flows back through the ``log_softmax`` that made
+    ``log_probs``, and what a program reading ``log_probs.grad`` sees."""
     _expect("ctc_loss", log_probs)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -271,6 +292,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
         none = [0.0 if s_len == 0 else math.inf for s_len in tls]
         loss = loss.where(lengths.squeeze(1) > 0, plugrad.tensor(none, dtype=lp.dtype,
                                                                  device=dev))
+    inside = plugrad.arange(t_max, device=dev).unsqueeze(1) < lengths.transpose(0, 1)
+    loss = _LogitsGradient.apply(lp, loss, inside)
     if zero_infinity:
         loss = loss.where(loss != math.inf, 0.0)
     if reduction == "none":
