@@ -331,9 +331,10 @@ class PowBackward0(Node):
         b = self.exponent
         if b == 0:
             return F.mul(g, 0.0), None
+        # PyTorch's order, g * (b * a ** (b - 1)): at a huge a, 0 * inf is NaN there
         if b == 2:
-            return F.mul(F.mul(g, 2.0), a), None
-        return F.mul(F.mul(g, float(b)), F.pow(a, float(b - 1))), None
+            return F.mul(g, F.mul(a, 2.0)), None
+        return F.mul(g, F.mul(F.pow(a, float(b - 1)), float(b))), None
 
 
 class PowBackward1(KeepsOutput):
