@@ -123,7 +123,8 @@ KNOWN: list[Known] = [
     Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
            "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
            "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
-           "nn.functional.upsample", "nn.functional.l1_loss"),
+           "nn.functional.upsample", "nn.functional.l1_loss", "nn.functional.conv3d",
+           "nn.functional.conv_transpose3d", "nn.functional.avg_pool3d"),
           "error/raise",
           dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
           plugrad="expected a floating point input",
@@ -163,7 +164,9 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.scaled_dot_product_attention', 'cpu', 'float64',
                        sample=4, family='special', seed=60)),
     Known(("var", "var_mean", "std", "std_mean", "norm", "nn.functional.adaptive_avg_pool2d",
-           "nn.functional.avg_pool2d", "nn.functional.layer_norm", "nn.functional.batch_norm",
+           "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
+           "nn.functional.adaptive_avg_pool3d", "nn.functional.layer_norm",
+           "nn.functional.batch_norm",
            "nn.functional.normalize", "nn.functional.gelu", "nn.functional.huber_loss",
            "addcmul"), "wrong/*", family="[es]*",
           torch="values near the dtype's maximum: results computed without intermediate "
@@ -289,13 +292,53 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.prelu', 'cpu', 'float64', sample=4, family='zeros',
                        seed=874, order=2)),
     Known(("cdist", "pdist", "nn.functional.local_response_norm",
-           "nn.functional.multi_margin_loss", "nn.functional.multilabel_margin_loss"),
+           "nn.functional.multi_margin_loss", "nn.functional.multilabel_margin_loss",
+           "nn.functional.avg_pool3d", "nn.functional.lp_pool3d", "nn.functional.ctc_loss"),
           "accepted/raise", dtype="float16",
           torch="no float16 kernel on CPU (\"cdist\" not implemented for 'Half'; CUDA has one)",
           plugrad="computes in float16",
           why="PyTorch's CPU gap, not a contract: rejecting float16 here would make "
               "plugrad's cpu device differ from torch on CUDA; decision pending",
           example=Case('cdist', 'cpu', 'float16', seed=45250)),
+    Known(("nn.functional.conv3d", "nn.functional.conv_transpose3d"), "wrong/*",
+          family="[es]*",
+          torch="inf or nan by its kernels' accumulation order; its grouped, strided conv3d "
+                "kernel leaves an output made of zero padding only at 0 even under a "
+                "non-finite weight, while its plain one multiplies the padding (nan: "
+                "F.conv3d(ones(1,1,2,2), w with an inf, padding=1))",
+          plugrad="the 2-D kernels' order over depth taps; padding always multiplied (nan)",
+          why="which of inf/nan, and whether zero padding meets a non-finite weight, "
+              "depends on the CPU kernel torch picks (as conv1d/conv2d above): not a "
+              "convention to copy",
+          example=Case('nn.functional.conv3d', 'cpu', 'float32', sample=13, family='special',
+                       seed=410179)),
+    Known(("nn.functional.grid_sample",), "wrong/grad*", family="[es]*",
+          torch="the grid's (and at NaN weights the input's) gradient by its kernel's "
+                "per-corner formulas and clipping multipliers: at NaN/inf/huge coordinates "
+                "or values, its own pattern of inf, nan and 0",
+          plugrad="the composed graph's (where/mul/floor): another of inf, nan and 0 there",
+          why="special-value gradients of a sampling kernel (report #8 family); the values "
+              "now agree at NaN, inf and huge coordinates in every padding mode",
+          example=Case('nn.functional.grid_sample', 'cpu', 'float64', sample=11,
+                       family='special', seed=984993, order=1)),
+    Known(("nn.functional.grid_sample",), "wrong/value", family="[es]*", dtype="float16",
+          detail="*nearest*",
+          torch="float16 (its scalar fallback kernel): a nearest coordinate that is NaN or "
+                "infinite is cast to an integer (undefined behaviour in C++) and reads row "
+                "or column 0", plugrad="outside the input: 0 (as torch's float32/float64 "
+                                       "kernels give)",
+          why="undefined behaviour of PyTorch's half kernel, not a convention to copy",
+          example=Case('nn.functional.grid_sample', 'cpu', 'float16', sample=3,
+                       family='special', seed=37899)),
+    Known(("nn.functional.ctc_loss",), "wrong/grad", family="[es]*",
+          torch="gradients of a sample whose loss is near the float maximum or whose "
+                "log-probs hold -inf/huge values: its kernel's exp(alpha + beta - lp + nll)",
+          plugrad="the autograd of the log-space recursion plus exp(lp): other finite "
+                  "values or 0 where torch's exponentials overflow",
+          why="special-value edge of the CTC kernel (report #8 family); ordinary, NaN and "
+              "impossible-alignment gradients agree",
+          example=Case('nn.functional.ctc_loss', 'ref', 'float64', sample=9, family='extreme',
+                       seed=297248, order=1)),
     Known(("nn.functional.hinge_embedding_loss", "nn.functional.cosine_embedding_loss"),
           "wrong/*", dtype="[iu]*",
           torch="integer inputs (undeclared): an integer loss (hinge) or uint8 wraparound "

@@ -31,8 +31,18 @@ def _holds_signed_minimum(args, kwargs):
     return False
 
 
+def _grid_backward_unsafe(args, kwargs):
+    """PyTorch's CPU grid_sample backward casts a NaN or infinite grid coordinate to an
+    index and writes through it (a segfault in torch 2.13 that killed the suite): such
+    cases have no reference gradient (their values are compared in the order-0 cases)."""
+    x, grid = (args + (None, None))[:2]
+    return isinstance(grid, torch.Tensor) and (x.requires_grad or grid.requires_grad) \
+        and not bool(grid.isfinite().all())
+
+
 # ops whose PyTorch kernel has no defined result for some inputs: those cases are skipped
-_TORCH_UNDEFINED = {"gcd": _holds_signed_minimum, "lcm": _holds_signed_minimum}
+_TORCH_UNDEFINED = {"gcd": _holds_signed_minimum, "lcm": _holds_signed_minimum,
+                    "nn.functional.grid_sample": _grid_backward_unsafe}
 
 
 def flatten(obj) -> list:
