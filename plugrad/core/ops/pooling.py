@@ -45,19 +45,31 @@ class MaxPool2DWithIndicesBackward0(Node):
         return (F.max_pool2d_backward(g, idx, self.shape),)
 
 
-def _last_nan(k, x, out, idx, kernel, stride, pads, dilation):
-    """PyTorch's loop keeps a tap when ``val > maxval or isnan(val)``: a window's NaN is its
-    maximum and the *last* NaN (row-major) gives the index. The kernel returns the first;
-    where a window is NaN, the max pool of the NaNs' flat positions (``-inf`` elsewhere)
-    is the last one's."""
-    if not x.dtype.is_floating_point or not np.any(k.to_numpy(k.isnan(out))):
+def _torch_index(k, x, out, idx, kernel, stride, pads, dilation):
+    """PyTorch's loop keeps a tap when ``val > maxval or isnan(val)``, from ``maxval =
+    -inf`` at the window's first tap inside the input: a window's NaN is its maximum and
+    the *last* NaN (row-major) gives the index, and a window of ``-inf`` only gives its
+    first tap inside the input. The kernel returns the first NaN, and may return a padded
+    tap for ``-inf``: there, max pools of the flat positions (of the NaNs, ``-inf``
+    elsewhere; of all of them, negated) give PyTorch's."""
+    if not x.dtype.is_floating_point:
+        return idx
+    nan, low = k.isnan(out), k.eq(out, -np.inf)
+    has_nan, has_low = bool(np.any(k.to_numpy(nan))), bool(np.any(k.to_numpy(low)))
+    if not (has_nan or has_low):
         return idx
     n, c, h, w = x.shape
     dev = x.device.index
     pos = k.reshape(k.arange(0, h * w, 1, "float64", dev), (1, 1, h, w))
-    key = k.where(k.isnan(x._data), pos, k.full((), -np.inf, "float64", dev))
-    last, _ = k.max_pool2d(key, kernel, stride, pads, dilation)
-    return k.where(k.isnan(out), k.astype(last, "int64"), idx)
+    if has_nan:
+        key = k.where(k.isnan(x._data), pos, k.full((), -np.inf, "float64", dev))
+        last, _ = k.max_pool2d(key, kernel, stride, pads, dilation)
+        idx = k.where(nan, k.astype(last, "int64"), idx)
+    if has_low:
+        key = k.broadcast_to(k.neg(pos), tuple(x.shape))
+        first, _ = k.max_pool2d(key, kernel, stride, pads, dilation)
+        idx = k.where(low, k.astype(k.neg(first), "int64"), idx)
+    return idx
 
 
 @op(functional="max_pool2d")
@@ -70,7 +82,7 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
                                                     dilation, ceil_mode)
     k = x._k
     out, idx = k.max_pool2d(x._data, kernel, stride, pads, dilation)
-    idx = _last_nan(k, x, out, idx, kernel, stride, pads, dilation)
+    idx = _torch_index(k, x, out, idx, kernel, stride, pads, dilation)
     r = _wrap(out, x.dtype, x.device, k)
     indices = _wrap(idx, _dt.int64, x.device, k)
     if x._rg and _state.enabled:
