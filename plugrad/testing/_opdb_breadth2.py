@@ -451,7 +451,11 @@ _add(
     _F("native_channel_shuffle", s_channel_shuffle, dtypes=ALL),
     _F("affine_grid", s_affine_grid),
     _F("grid_sample", s_grid_sample),
-    _F("ctc_loss", s_ctc),
+    _F("ctc_loss", s_ctc, xfails={("test_gradcheck", "*", "float64"):
+                                  "PyTorch's gradient w.r.t. log_probs folds log_softmax in "
+                                  "(the logits' gradient: the derivative plus exp(log_probs))"
+                                  ", not finite differences in log_probs; compared with "
+                                  "torch in tests/nn/test_pool_special_vs_torch.py"}),
 )
 
 
