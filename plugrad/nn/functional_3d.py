@@ -3,12 +3,14 @@
 ``adaptive_max_pool3d``; and ``max_unpool1d/2d/3d``, ``channel_shuffle``, the
 ``*_with_indices`` spellings.
 
-No backend kernel: each is the core's 2-D op over ``(H, W)`` combined along the depth, so
-the fast 2-D kernels do the work and the gradients are those of the ops composed. A 3-D
-convolution is the sum over the kernel's depth taps of 2-D convolutions of the strided depth
-slices (all output depths batched into one call per tap); the transposed one adds each tap's
-2-D transposed convolution into its output depths; pooling reduces the 2-D pools' results
-over depth windows (indices combined as PyTorch's flat ``D * H * W`` positions).
+No backend kernel: the convolutions and the average pool are the core's 2-D ops over
+``(H, W)`` combined along the depth, so the fast 2-D kernels do the work and the gradients
+are those of the ops composed. A 3-D convolution is the sum over the kernel's depth taps of
+2-D convolutions of the strided depth slices (all output depths batched into one call per
+tap); the transposed one adds each tap's 2-D transposed convolution into its output depths;
+the average pool sums the 2-D pools' sums over depth windows. The max pools and the adaptive
+mean gather whole windows (:mod:`plugrad.nn._pool_windows`): PyTorch's choice of index
+among NaN, equal and ``-inf`` values is a rule on the window's scan order.
 """
 from __future__ import annotations
 

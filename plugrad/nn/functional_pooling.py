@@ -7,8 +7,6 @@ gathered windows (a ``max_pool2d`` when the windows tile the input evenly).
 """
 from __future__ import annotations
 
-import numpy as np
-
 import plugrad
 from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
