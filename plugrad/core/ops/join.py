@@ -48,6 +48,10 @@ def cat(tensors, dim=0, *, axis=None):
     tensors = list(tensors)
     if not tensors:
         raise ShapeError("cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:  # PyTorch checks this before anything else, naming the position
+            raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be "
+                             f"concatenated")
     dim = _dim_arg(dim, axis, "cat")
     # PyTorch lets legacy 1-D empty tensors join anything (but promotes over them too).
     legacy = [t.ndim == 1 and t.shape[0] == 0 for t in tensors]
