@@ -31,3 +31,24 @@ def test_cat_of_zero_dim_tensors_is_refused_like_pytorch(device):
     # after .view(1) (the tutorial's fix) both join
     out = plugrad.cat([t.view(1) for t in v])
     np.testing.assert_array_equal(out.cpu().numpy(), torch.cat([t.view(1) for t in w]).numpy())
+
+
+TARGET_SHAPES = [((1, 5), ()), ((3, 5), ()), ((3, 5), (3, 1)), ((3, 5), (2,)),
+                 ((3, 5, 2), (3,)), ((3, 5, 2), ()), ((3, 5, 2), (3, 2, 1)),
+                 ((3, 5, 2), (2, 3))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("xs,ts", TARGET_SHAPES)
+def test_class_target_of_the_wrong_shape_fails_like_pytorch(device, name, xs, ts):
+    """practical-pytorch's classifiers pass a 0-d target with a (1, C) input: PyTorch says
+    ``ValueError: Expected input batch_size (1) to match target batch_size (0).``; the
+    batch sizes are compared before the rank, as there."""
+    x = np.zeros(xs, np.float32)
+    tgt = np.zeros(ts, np.int64)
+    pg_f, torch_f = getattr(plugrad.nn.functional, name), getattr(torch.nn.functional, name)
+    want, got = _raises_like_torch(
+        lambda: pg_f(plugrad.tensor(x, device=device), plugrad.tensor(tgt, device=device)),
+        lambda: torch_f(torch.tensor(x), torch.tensor(tgt)))
+    assert want in got, (want, got)

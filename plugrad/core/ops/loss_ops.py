@@ -193,9 +193,16 @@ def checked_targets(op: str, x: Tensor, target: Tensor, ignore_index: int):
                            f"at least two devices, {x.device} and {target.device}!")
     expected = (x.shape[0],) + tuple(x.shape[2:])
     if tuple(target.shape) != expected:
-        if target.ndim == 1 and x.ndim == 2:
+        # PyTorch's order: the batch sizes first (a 0-d target counts as batch 0), then
+        # a class target of the wrong rank
+        t_batch = target.shape[0] if target.ndim else 0
+        if t_batch != x.shape[0]:
             raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target "
-                             f"batch_size ({target.shape[0]}).")
+                             f"batch_size ({t_batch}).")
+        if x.ndim == 2:
+            raise ShapeError(f"{op}: 0D or 1D target tensor expected, multi-target not "
+                             f"supported (input shape {shape_str(x.shape)}, target shape "
+                             f"{shape_str(target.shape)})")
         raise ShapeError(f"{op}: Expected target size {shape_str(expected)}, got "
                          f"{shape_str(target.shape)} (input shape {shape_str(x.shape)})")
     n_valid = host_read(functools.partial(_count_valid_targets, n_classes=x.shape[1],
