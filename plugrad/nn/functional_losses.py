@@ -112,9 +112,15 @@ def _batched(op: str, input, target, class_indices: bool):
                          f"a 0-d tensor")
     if input.ndim == 1:
         if class_indices and target.ndim != 0:
-            raise ValueError(f"{op}: for an unbatched input of shape {list(input.shape)} the "
-                             f"target must be a 0-d class index, got shape "
-                             f"{list(target.shape)}")
+            # PyTorch takes a one-element 1-D target as the class index too
+            if target.ndim > 1:
+                raise RuntimeError(f"{op}: 0D or 1D target tensor expected, multi-target not "
+                                   f"supported (input shape {list(input.shape)}, target "
+                                   f"shape {list(target.shape)})")
+            if target.shape[0] != 1:
+                raise ValueError(f"{op}: For 1D input, 1D target must have size 1, but got "
+                                 f"target size: {target.shape[0]}")
+            return input.unsqueeze(0), target, True
         return input.unsqueeze(0), target.unsqueeze(0), True
     return input, target, False
 

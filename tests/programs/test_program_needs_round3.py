@@ -52,3 +52,37 @@ def test_class_target_of_the_wrong_shape_fails_like_pytorch(device, name, xs, ts
         lambda: pg_f(plugrad.tensor(x, device=device), plugrad.tensor(tgt, device=device)),
         lambda: torch_f(torch.tensor(x), torch.tensor(tgt)))
     assert want in got, (want, got)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_unbatched_input_takes_a_one_element_target(device, name, reduction):
+    """``criterion(output.squeeze(), target)`` with batch 1: a (C,) input and a (1,) target
+    is one sample in PyTorch (a 0-d loss), as a 0-d target is."""
+    x = np.array([0.5, -1.0, 2.0, 0.1], np.float32)
+    pg_f, torch_f = getattr(plugrad.nn.functional, name), getattr(torch.nn.functional, name)
+    px = plugrad.tensor(x, device=device, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    got = pg_f(px, plugrad.tensor([2], device=device), reduction=reduction)
+    want = torch_f(tx, torch.tensor([2]), reduction=reduction)
+    assert tuple(got.shape) == tuple(want.shape) == ()
+    assert got.grad_fn.name() == want.grad_fn.name()
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-6)
+    # PyTorch 2.13's own backward of this case fails (a size mismatch of input and target);
+    # plugrad's gradient is that of the 0-d target
+    got.backward()
+    torch_f(tx, torch.tensor(2), reduction=reduction).backward()
+    np.testing.assert_allclose(px.grad.cpu().numpy(), tx.grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("target", [[1, 2], [[1]]])
+def test_unbatched_input_refuses_other_targets_like_pytorch(device, target):
+    x = np.zeros(4, np.float32)
+    for name in ("cross_entropy", "nll_loss"):
+        pg_f, torch_f = getattr(plugrad.nn.functional, name), getattr(torch.nn.functional, name)
+        want, got = _raises_like_torch(
+            lambda: pg_f(plugrad.tensor(x, device=device), plugrad.tensor(target, device=device)),
+            lambda: torch_f(torch.tensor(x), torch.tensor(target)))
+        assert want in got, (want, got)
