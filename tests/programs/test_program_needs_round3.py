@@ -86,3 +86,24 @@ def test_unbatched_input_refuses_other_targets_like_pytorch(device, target):
             lambda: pg_f(plugrad.tensor(x, device=device), plugrad.tensor(target, device=device)),
             lambda: torch_f(torch.tensor(x), torch.tensor(target)))
         assert want in got, (want, got)
+
+
+def test_linear_node_walk_matches_pytorch():
+    """The blitz tutorial walks ``loss.grad_fn.next_functions``: a 2-D linear's node shows
+    PyTorch's inputs in addmm's order (bias, input, ``TBackward0`` of the weight)."""
+    torch = pytest.importorskip("torch")
+
+    def walk(T):
+        lin, head = T.nn.Linear(3, 2), T.nn.Linear(2, 1, bias=False)
+        out = head(T.relu(lin(T.ones(4, 3))))
+        loss = T.nn.MSELoss()(out, T.zeros(4, 1))
+
+        def names(node):
+            return [None if n is None else n.name() for n, _ in node.next_functions]
+
+        mm = loss.grad_fn.next_functions[0][0]
+        addmm = mm.next_functions[0][0].next_functions[0][0]
+        return [loss.grad_fn.name(), names(loss.grad_fn), mm.name(), names(mm), addmm.name(),
+                names(addmm), names(addmm.next_functions[2][0])]
+
+    assert walk(plugrad) == walk(torch)

@@ -195,7 +195,7 @@ class AccumulateGrad(Node):
         return self._variable().device
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name() of this node
 
     def check_saved(self) -> None:
         pass

@@ -32,12 +32,37 @@ class LinearBackward0(Node):
         return gx, gw, gb
 
 
+class _WeightTransposed(Node):
+    """What PyTorch's graph shows between a 2-D linear's node and its weight: the
+    ``weight.t()`` view (``TBackward0``). For introspection only; the engine never runs it
+    (the linear node's own rule gives the weight's gradient)."""
+
+
+_TBackward0 = torch_named(_WeightTransposed, "TBackward0")
+
+
+class _MatrixLinearBackward(LinearBackward0):
+    """A 2-D linear's node, its ``next_functions`` in PyTorch's order for ``addmm(bias, x,
+    weight.t())`` / ``mm(x, weight.t())`` (tutorials walk them)."""
+
+    @property
+    def next_functions(self) -> tuple:
+        edges = super().next_functions
+        weight = edges[1]
+        if weight[0] is not None:
+            t = _TBackward0()
+            t.next = (self.next[1],)
+            weight = (t, 0)
+        return (*edges[2:], edges[0], weight)
+
+
 #: PyTorch's name for linear's node by (input is 1-D / 2-D / N-d, has a bias): the last op
 #: of its decomposition (addmm or mm, then a view back to the batch shape)
 _NAMES = {(1, True): "ViewBackward0", (1, False): "SqueezeBackward4",
           (2, True): "AddmmBackward0", (2, False): "MmBackward0",
           (3, True): "ViewBackward0", (3, False): "UnsafeViewBackward0"}
-_NODES = {case: torch_named(LinearBackward0, name) for case, name in _NAMES.items()}
+_NODES = {case: torch_named(_MatrixLinearBackward if case[0] == 2 else LinearBackward0,
+                            name) for case, name in _NAMES.items()}
 
 
 @op(functional="linear")
