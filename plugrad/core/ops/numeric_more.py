@@ -92,50 +92,80 @@ def corrcoef(input):
 
 
 # ---------------------------------------------------------------------- integration
-def _trapz_parts(y, x, dx, dim, name):
-    _no_bool(name, y, x)
-    axis = _wrap_dim(dim, y.ndim, name)
-    n = y.shape[axis]
-    left, right = y.narrow(axis, 0, max(n - 1, 0)), y.narrow(axis, min(1, n), max(n - 1, 0))
-    mid = (left + right) * 0.5
-    if x is None:
-        return mid * (1.0 if dx is None else dx), axis
-    if not isinstance(x, Tensor):
-        return mid * x, axis
+# PyTorch's formulas, term for term (Integration.cpp), so that special values (inf - inf),
+# integer wrap-around and the result dtype come out as there: a constant spacing is
+# ``(y.sum() - (y[0] + y[-1]) * 0.5) * dx``; sample points are ``(dx * (l + r)).sum() / 2``.
+def _trapz_dx(y, x, dim, name):
+    """``x``'s differences along ``dim``, viewed to broadcast against ``y``'s."""
+    if x.dtype is _dt.bool_ or y.dtype is _dt.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported")
     if x.ndim == 1:
-        if x.shape[0] != n:
+        if x.shape[0] != y.shape[dim]:
             raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
-        d = x.diff()
         shape = [1] * y.ndim
-        shape[axis] = -1
-        d = d.reshape(shape)
-    else:
-        d = x.diff(dim=axis)
-    return mid * d, axis
+        shape[dim] = x.shape[0]
+        x = x.reshape(shape)
+    elif x.ndim < y.ndim:
+        x = x.reshape((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    n = x.shape[dim]
+    return x.narrow(dim, min(1, n), max(n - 1, 0)) - x.narrow(dim, 0, max(n - 1, 0))
+
+
+def _scalar_dx(name, y, dx):
+    if y.dtype is _dt.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return 1.0 if dx is None else float(dx)
+
+
+def _halves(y, dim):
+    n = y.shape[dim]
+    return y.narrow(dim, 0, max(n - 1, 0)), y.narrow(dim, min(1, n), max(n - 1, 0))
 
 
 @op("trapezoid")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim`` (sample points ``x``, or spacing ``dx``)."""
     if y.ndim == 0:
-        raise IndexError("trapezoid: Dimension out of range (expected to be in range of "
-                         "[-1, 0], but got -1)" if dim == -1 else f"trapezoid: dim {dim}")
-    parts, axis = _trapz_parts(y, x, dx, dim, "trapezoid")
-    return parts.sum(axis)
+        raise IndexError(f"trapezoid: Dimension specified as {dim} but tensor has no "
+                         f"dimensions")
+    dim = _wrap_dim(dim, y.ndim, "trapezoid")
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid() received an invalid combination of arguments: both "
+                        "`x` and `dx` were given")
+    if y.shape[dim] == 0:  # numpy's 0 for no samples
+        return y.new_zeros(y.shape[:dim] + y.shape[dim + 1:])
+    if x is None:
+        step = _scalar_dx("trapezoid", y, dx)
+        ends = (y.select(dim, 0) + y.select(dim, -1)) * 0.5
+        return (y.sum(dim) - ends) * step
+    left, right = _halves(y, dim)
+    return (_trapz_dx(y, x, dim, "trapezoid") * (left + right)).sum(dim) / 2.0
 
 
 @op("trapz")
 def trapz(y, x=None, *, dx=None, dim=-1):
-    if x is not None and not isinstance(x, Tensor):
-        dx, x = x, None
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
 @op("cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal rule along ``dim`` (one fewer element than ``y`` there)."""
-    parts, axis = _trapz_parts(y, x, dx, dim, "cumulative_trapezoid")
-    return parts.cumsum(axis)
+    if y.ndim == 0:
+        raise IndexError(f"cumulative_trapezoid: Dimension specified as {dim} but tensor has no "
+                         f"dimensions")
+    dim = _wrap_dim(dim, y.ndim, "cumulative_trapezoid")
+    if x is not None and not isinstance(x, Tensor):
+        dx, x = x, None
+    left, right = _halves(y, dim)
+    if x is None:
+        step = _scalar_dx("cumulative_trapezoid", y, dx)
+        return (step / 2.0 * (left + right)).cumsum(dim)
+    return (_trapz_dx(y, x, dim, "cumulative_trapezoid") * (left + right) / 2.0).cumsum(dim)
 
 
 # ---------------------------------------------------------------------- products
