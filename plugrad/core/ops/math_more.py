@@ -243,8 +243,12 @@ def nextafter(input, other):
 def bessel_i(input, order, scaled=False):
     """``I_order(x)`` (order 0 or 1), times ``exp(-|x|)`` if ``scaled``: the power series up
     to ``|x| = 50`` (80 terms, all of one sign), the asymptotic series (16 terms) above, each
-    term made from the last (no large coefficient meets ``exp(x)``)."""
+    term made from the last (no large coefficient meets ``exp(x)``). Half-precision inputs
+    are computed in float32 and rounded once, as PyTorch's opmath (``sqrt(2 pi x)`` alone
+    overflows float16)."""
     x = _to_float(input)
+    if x.dtype in (_dt.float16, _dt.bfloat16):
+        return bessel_i(x.to(_dt.float32), order, scaled).to(x.dtype)
     ax = x.abs()
     small = ax <= 50.0
     xs = x.where(small, 0.0)
@@ -278,15 +282,15 @@ def i0(input):
 
 @op("mvlgamma", method="mvlgamma", inplace="mvlgamma_")
 def mvlgamma(input, p):
-    """The log of the multivariate gamma function of dimension ``p``."""
+    """The log of the multivariate gamma function of dimension ``p``: ``sum_i lgamma(x - i/2)
+    + p(p-1)/4 log(pi)``."""
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1 (got {p})")
     if input.dtype is _dt.bool_:
-        raise RuntimeError("mvlgamma: not implemented for 'Bool' tensors")
+        raise RuntimeError("mvlgamma: The input tensor may not be a boolean tensor.")
+    # (no domain check: PyTorch's was dropped; at or below (p-1)/2 lgamma's inf/nan show)
     x = _to_float(input)
-    if bool((x <= (p - 1) / 2).any()):
-        raise RuntimeError(f"All elements must be greater than (p-1)/2 (p = {p})")
-    out = x.lgamma()
+    out = (x + 0.0).lgamma()  # PyTorch's x + 0: lgamma at -0 is taken at +0 (digamma -inf)
     for i in range(1, p):
-        out = out + (x - i / 2).lgamma()
+        out = out + (x + (0.0 - i / 2)).lgamma()
     return out + p * (p - 1) / 4 * math.log(math.pi)
