@@ -142,8 +142,11 @@ def s_diagonal_scatter(make, dtype):
 
 
 def s_put(make, dtype):
-    idx = plugrad.tensor([0, 5, -1], device=make.device)
-    yield S((make(2, 3), idx, make(3)), name="set")
+    yield S((make(2, 3), plugrad.tensor([0, 5, -2], device=make.device), make(3)), name="set")
+    # a repeated place: the last write wins, and (PyTorch's rule, not the derivative: no
+    # gradcheck) every source element gets the place's gradient
+    yield S((make(2, 3), plugrad.tensor([0, 5, -1], device=make.device), make(3)),
+            name="set repeated", grad=False)
     if dtype != "bool":
         dup = plugrad.tensor([1, 1, 4], device=make.device)
         yield S((make(2, 3), dup, make(3), True), name="accumulate duplicates")

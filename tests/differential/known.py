@@ -268,6 +268,13 @@ KNOWN: list[Known] = [
           why="a torch bug (float32 exp2 in a float64 gradient), not worth copying",
           example=Case('frexp', 'cpu', 'float64', sample=10, family='zeros', seed=277256,
                        order=2)),
+    Known(("index_reduce",), "wrong/grad*", family="extreme", detail="*[[]prod[]]*",
+          torch="where the product overflows to inf, the gradient is grad * result / x "
+                "(inf, or -inf where plugrad has nan)",
+          plugrad="the gradient of the multiplications (finite, or nan from inf * 0)",
+          why="the output itself has overflowed: both gradients are artefacts of inf",
+          example=Case('index_reduce', 'cpu', 'float64', sample=5, family='extreme',
+                       seed=878737, form='inplace', order=2)),
     Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
           torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
           plugrad="the sign output does not require grad",

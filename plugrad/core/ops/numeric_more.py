@@ -43,8 +43,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")
-    x = _float(input)
-    x = x.reshape(1, -1) if x.ndim < 2 else x
+    # (PyTorch's order of steps: an integer input is summed in int64, wrapping as there,
+    # before the true division makes the mean a float)
+    x = input.reshape(1, -1) if input.ndim < 2 else input
     n = x.shape[1]
     w = None
     if fweights is not None:
@@ -56,11 +57,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             raise RuntimeError("cov(): expected aweights to have floating point dtype")
         w = aweights if w is None else w * aweights
     if w is None:
-        avg = x.mean(1)
-        w_sum = x.new_full((), float(n))
+        avg = x.sum(1) / n
+        w_sum = _float(x).new_full((), float(n))
         norm = w_sum - correction
     else:
-        w = w.to(x.dtype)
         w_sum = w.sum()
         avg = (x * w).sum(1) / w_sum
         if correction == 0:
@@ -68,7 +68,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         elif aweights is None:
             norm = w_sum - correction
         else:
-            norm = w_sum - correction * (w * aweights.to(x.dtype)).sum() / w_sum
+            norm = w_sum - correction * (w * aweights).sum() / w_sum
     if bool(norm <= 0):
         warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the number of observations.")

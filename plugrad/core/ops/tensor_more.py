@@ -3,7 +3,8 @@
 ``index_reduce``, ``fill_diagonal_``, ``unravel_index``, ``type_as``, ``sum_to_size``.
 
 Each is a composition of existing differentiable ops (views where PyTorch returns views),
-so every backend has it and its gradient is that of the ops it composes.
+so every backend has it and its gradient is that of the ops it composes; ``put`` has
+PyTorch's own rule (every source element of a repeated index gets its place's gradient).
 """
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ import itertools
 import math
 
 from plugrad.core import dtypes as _dt
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.errors import shape_str
 from plugrad.core.factories import tensor
 from plugrad.core.ops.declare import op
@@ -187,10 +191,32 @@ def put(input, index, source, accumulate=False):
     flat_index = index.reshape(-1)
     if flat_index.numel() and bool(((flat_index >= n).logical_or(flat_index < -n)).any()):
         raise IndexError(f"put_(): index out of range for a tensor of {n} elements")
-    flat = input.reshape(-1)
-    out = flat.index_put((flat_index % max(n, 1),), source.reshape(-1).to(input.dtype),
-                         accumulate)
-    return out.reshape(input.shape)
+    flat_index = flat_index % max(n, 1)
+    src = source.reshape(-1).to(input.dtype)
+    with no_grad():
+        out = input.reshape(-1).index_put((flat_index,), src, accumulate).reshape(input.shape)
+    if _state.enabled and (input._rg or src._rg):
+        node = PutBackward0()
+        node.shape, node.accumulate = tuple(input.shape), accumulate
+        record(out, node, (input, src), (flat_index,))
+    return out
+
+
+class PutBackward0(Node):
+    """PyTorch's rule: ``input`` gets ``g`` with zeros put at ``index`` (``g`` itself when
+    accumulating), ``source`` gets ``g.take(index)``: with repeated indices every source
+    element gets the gradient of its place, the one that won it or not."""
+
+    def grad(self, F, g, index):
+        flat = F.reshape(g, (math.prod(self.shape),))
+        gi = gs = None
+        if self.next[0]:
+            gi = g if self.accumulate else F.reshape(F.scatter(
+                flat, 0, index, F.full(index.shape, 0, F.dtype_of(g), self.device.index)),
+                self.shape)
+        if self.next[1]:
+            gs = F.gather(flat, 0, index)
+        return gi, gs
 
 
 @op("index_reduce", method="index_reduce", inplace="index_reduce_")
