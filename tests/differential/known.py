@@ -275,6 +275,21 @@ KNOWN: list[Known] = [
           why="the output itself has overflowed: both gradients are artefacts of inf",
           example=Case('index_reduce', 'cpu', 'float64', sample=5, family='extreme',
                        seed=878737, form='inplace', order=2)),
+    Known(("vander",), "accepted/grad", detail="*modified by an inplace operation*",
+          torch="backward of vander fails inside torch's own rule (its cumprod writes in "
+                "place into a tensor that rule saved)",
+          plugrad="gives the gradient (checked by gradcheck in the op database)",
+          why="a torch bug, not a convention to copy",
+          example=Case('vander', 'cpu', 'float64', sample=9, family='uniform', seed=902694,
+                       order=2)),
+    Known(("addbmm", "addr", "chain_matmul", "norm_except_dim"), "wrong/*", family="extreme",
+          torch="products and norms that overflow: BLAS's fused multiply-adds (an "
+                "overflowing product added to inf stays inf) and torch's own association "
+                "decide between inf, nan and a finite value",
+          plugrad="the plain products and sums: the other special value",
+          why="overflowing intermediates (the extreme family): neither answer is the "
+              "mathematical one, both are artefacts of the evaluation order",
+          example=Case('addbmm', 'ref', 'float64', sample=2, family='extreme', seed=962418)),
     Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
           torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
           plugrad="the sign output does not require grad",
@@ -287,7 +302,7 @@ KNOWN: list[Known] = [
               "LU pivots' zero check; for the linalg ops' author",
           example=Case('slogdet', 'cpu', 'float32', sample=10, family='extreme', seed=967)),
     Known(("linalg.*", "qr", "svd", "cholesky", "pinverse", "inverse", "det", "slogdet",
-           "cholesky_*", "lu*", "eig*", "matrix_*"), "*", family="[esz]*",
+           "cholesky_*", "lu*", "eig*", "matrix_*", "nuclear_norm"), "*", family="[esz]*",
           torch="non-finite, tied or rank-deficient inputs: LAPACK raises (failed to "
                 "converge, not positive-definite) or gives nan, and gradients of "
                 "rank-deficient factorisations are whatever its formulas give",

@@ -13,6 +13,7 @@ import math
 from plugrad.backends.contract_linalg import LinAlgKernelError
 
 from .array import RefArray, size_of
+from .scalars import fsum  # IEEE specials (inf - inf is nan) where math.fsum raises
 
 _EPS = 2.0 ** -52
 
@@ -90,12 +91,12 @@ def _cholesky(a, batch):
     n = len(a)
     low = [[0.0] * n for _ in range(n)]
     for j in range(n):
-        d = a[j][j] - math.fsum(low[j][p] * low[j][p] for p in range(j))
+        d = a[j][j] - fsum(low[j][p] * low[j][p] for p in range(j))
         if not d > 0.0:  # NaN too
             raise LinAlgKernelError("not positive-definite", batch, j + 1)
         low[j][j] = math.sqrt(d)
         for i in range(j + 1, n):
-            low[i][j] = (a[i][j] - math.fsum(low[i][p] * low[j][p] for p in range(j))) / low[j][j]
+            low[i][j] = (a[i][j] - fsum(low[i][p] * low[j][p] for p in range(j))) / low[j][j]
     return low
 
 
@@ -106,21 +107,21 @@ def _householder_qr(a):
     q = [[float(i == j) for j in range(m)] for i in range(m)]
     for j in range(min(m - 1, n) if m > 0 else 0):
         x = [r[i][j] for i in range(j, m)]
-        norm = math.sqrt(math.fsum(v * v for v in x))
+        norm = math.sqrt(fsum(v * v for v in x))
         if norm == 0.0:
             continue
         alpha = -norm if x[0] >= 0 else norm
         v = x[:]
         v[0] -= alpha
-        vv = math.fsum(t * t for t in v)
+        vv = fsum(t * t for t in v)
         if vv == 0.0:
             continue
         for c in range(n):  # r <- (I - 2 v v^T / v^T v) r
-            f = 2.0 * math.fsum(v[i] * r[j + i][c] for i in range(len(v))) / vv
+            f = 2.0 * fsum(v[i] * r[j + i][c] for i in range(len(v))) / vv
             for i in range(len(v)):
                 r[j + i][c] -= f * v[i]
         for row in q:  # q <- q (I - 2 v v^T / v^T v)
-            f = 2.0 * math.fsum(row[j + i] * v[i] for i in range(len(v))) / vv
+            f = 2.0 * fsum(row[j + i] * v[i] for i in range(len(v))) / vv
             for i in range(len(v)):
                 row[j + i] -= f * v[i]
         for i in range(j + 1, m):
@@ -134,8 +135,8 @@ def _jacobi_eigh(a):
     a = [row[:] for row in a]
     v = [[float(i == j) for j in range(n)] for i in range(n)]
     for _ in range(100):
-        off = math.fsum(a[i][j] ** 2 for i in range(n) for j in range(n) if i != j)
-        scale = math.fsum(a[i][j] ** 2 for i in range(n) for j in range(n))
+        off = fsum(a[i][j] ** 2 for i in range(n) for j in range(n) if i != j)
+        scale = fsum(a[i][j] ** 2 for i in range(n) for j in range(n))
         if off <= (_EPS * _EPS) * scale * 1e-4 or off == 0.0:
             break
         for p in range(n - 1):
@@ -168,9 +169,9 @@ def _complete(cols, m):
         v = [float(i == e) for i in range(m)]
         for _ in range(2):  # Gram-Schmidt, twice for orthogonality to rounding
             for c in out:
-                d = math.fsum(x * y for x, y in zip(v, c))
+                d = fsum(x * y for x, y in zip(v, c))
                 v = [x - d * y for x, y in zip(v, c)]
-        norm = math.sqrt(math.fsum(x * x for x in v))
+        norm = math.sqrt(fsum(x * x for x in v))
         if norm > 1e-6:
             out.append([x / norm for x in v])
     return out
@@ -185,9 +186,9 @@ def _jacobi_svd(a, full):
         rotated = False
         for p in range(n - 1):
             for q in range(p + 1, n):
-                alpha = math.fsum(x * x for x in w[p])
-                beta = math.fsum(x * x for x in w[q])
-                gamma = math.fsum(x * y for x, y in zip(w[p], w[q]))
+                alpha = fsum(x * x for x in w[p])
+                beta = fsum(x * x for x in w[q])
+                gamma = fsum(x * y for x, y in zip(w[p], w[q]))
                 if gamma == 0.0 or abs(gamma) <= _EPS * math.sqrt(alpha * beta):
                     continue
                 rotated = True
@@ -201,7 +202,7 @@ def _jacobi_svd(a, full):
                     vec[q] = [s * x + c * y for x, y in zip(vp, vq)]
         if not rotated:
             break
-    sv = [math.sqrt(math.fsum(x * x for x in col)) for col in w]
+    sv = [math.sqrt(fsum(x * x for x in col)) for col in w]
     order = sorted(range(n), key=lambda i: -sv[i])
     s = [sv[i] for i in order]
     tiny = (s[0] if s else 0.0) * _EPS * max(m, n)
@@ -231,7 +232,7 @@ class RefLinalgKernels:
             for i in range(len(lu)):
                 sign = -sign if lu[i][i] < 0 else sign
             signs.append(sign)
-            logs.append(math.fsum(math.log(abs(lu[i][i])) for i in range(len(lu))))
+            logs.append(fsum(math.log(abs(lu[i][i])) for i in range(len(lu))))
         batch = a.shape[:-2]
         return RefArray(batch, a.dtype, signs), RefArray(batch, a.dtype, logs)
 

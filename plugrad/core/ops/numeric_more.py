@@ -190,7 +190,23 @@ def vander(x, N=None, increasing=False):
     return out if increasing else out.flip(1)
 
 
+def _integral_scales(name, input, beta, alpha):
+    """PyTorch casts ``beta``/``alpha`` to an integral result's dtype (0.5 becomes 0) in
+    addmv and addbmm; addr refuses them."""
+    if input.dtype.is_floating_point:
+        return beta, alpha
+    if name == "addr":
+        for label, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, float):
+                raise RuntimeError(f"addr: For integral input tensors, argument {label} must "
+                                   f"not be a floating point number.")
+        return beta, alpha
+    return tuple(int(v) if isinstance(v, float) and input.dtype is not _dt.bool_ else v
+                 for v in (beta, alpha))
+
+
 def _scaled_sum(name, input, product, beta, alpha):
+    beta, alpha = _integral_scales(name, input, beta, alpha)
     out = product if alpha == 1 else product * alpha
     if beta == 0:  # input ignored, its NaN and infinities included
         return out.expand(_broadcast(name, input.shape, out.shape)).clone()
@@ -231,7 +247,16 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"batch1 must be a 3D tensor" if batch1.ndim != 3 else
                            "batch2 must be a 3D tensor")
     _no_bool("addbmm", input, batch1, batch2)
-    return _scaled_sum("addbmm", input, matmul(batch1, batch2).sum(0), beta, alpha)
+    prods = matmul(batch1, batch2)
+    if prods.shape[0] == 0:
+        return _scaled_sum("addbmm", input, prods.new_zeros(prods.shape[1:]), beta, alpha)
+    # PyTorch's order: input and the first product, then one product at a time (where
+    # infinities meet, the order decides between inf and nan); the dtype stays
+    out = _scaled_sum("addbmm", input, prods[0], beta, alpha)
+    alpha = _integral_scales("addbmm", input, beta, alpha)[1]
+    for b in range(1, prods.shape[0]):
+        out = out + (prods[b] if alpha == 1 else prods[b] * alpha)
+    return out
 
 
 @op("chain_matmul")
@@ -317,6 +342,11 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
             lo, hi = float(x.min()), float(x.max())
         else:
             lo, hi = 0.0, 0.0
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            raise RuntimeError(f"histogram: dimension 0's range [{lo:g}, {hi:g}] is not finite")
+        if lo > hi:
+            raise RuntimeError(f"histogram: min should not exceed max, but got min {lo:g} "
+                               f"max {hi:g}")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5  # numpy's and PyTorch's widening of an empty range
         step = (hi - lo) / bins  # PyTorch's linspace: from both ends towards the middle
