@@ -290,6 +290,13 @@ KNOWN: list[Known] = [
           why="overflowing intermediates (the extreme family): neither answer is the "
               "mathematical one, both are artefacts of the evaluation order",
           example=Case('addbmm', 'ref', 'float64', sample=2, family='extreme', seed=962418)),
+    Known(("renorm",), "wrong/grad2", family="[es]*",
+          torch="the second derivative of a slice left unscaled whose norm is nan or inf: "
+                "nan (torch's renorm_backward differentiates through the branch its where "
+                "did not take)", plugrad="that of the identity (0)",
+          why="nan from an unselected branch is an artefact of torch's rule, not worth copying",
+          example=Case('renorm', 'cpu', 'float64', sample=12, family='extreme', seed=709887,
+                       form='inplace_view', order=2)),
     Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
           torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
           plugrad="the sign output does not require grad",

@@ -14,6 +14,7 @@ import warnings
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import broadcast_shapes, shape_str
 from plugrad.core.factories import tensor, zeros
+from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._dims import return_type
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
@@ -284,8 +285,14 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm: non-positive-norm not supported (p = {p})")
     axis = _wrap_dim(dim, input.ndim, "renorm")
     others = tuple(d for d in range(input.ndim) if d != axis)
-    norms = vector_norm(input, p, others, keepdim=True) if others else input.abs()
-    factor = (maxnorm / (norms + 1e-7)).where(norms > maxnorm, 1.0)
+    def norm(x):
+        return vector_norm(x, p, others, keepdim=True) if others else x.abs()
+    with no_grad():
+        big = norm(input) > maxnorm
+    # the slices left as they are (a NaN norm among them) take no part in the norm's
+    # gradient: PyTorch's rule gives them g itself, where 0 * d(norm) would be nan
+    norms = norm(input.where(big, 1.0))
+    factor = (maxnorm / (norms + 1e-7)).where(big, 1.0)
     return input * factor
 
 
