@@ -588,8 +588,15 @@ _add(
     _P("lu_unpack", sample_inputs=s_lu_unpack, differentiable=True, dtypes=FLOATS),
     _P("matrix_exp", sample_inputs=s_matrix_exp, differentiable=True, dtypes=F64),
     _P("orgqr", sample_inputs=s_orgqr_m, differentiable=True, dtypes=F64),
-    _P("cholesky_solve", sample_inputs=s_spd_rhs_m, differentiable=True, dtypes=F64),
-    _P("cholesky_inverse", sample_inputs=s_chol_inverse_m, differentiable=True, dtypes=F64),
+    # (PyTorch's rules give the factor's other triangle a gradient, which the forward does
+    # not read: the function forms take the triangle first so that gradcheck applies; the
+    # method forms, compared with torch, keep the whole factor)
+    _P("cholesky_solve", lambda B, L, upper=False: plugrad.cholesky_solve(
+        B, L.triu() if upper else L.tril(), upper), sample_inputs=s_spd_rhs_m,
+       differentiable=True, dtypes=F64),
+    _P("cholesky_inverse", lambda L, upper=False: plugrad.cholesky_inverse(
+        L.triu() if upper else L.tril(), upper), sample_inputs=s_chol_inverse_m,
+       differentiable=True, dtypes=F64),
     _P("triangular_solve", sample_inputs=s_triangular_m, differentiable=True, dtypes=F64),
 )
 

@@ -297,6 +297,13 @@ KNOWN: list[Known] = [
           why="nan from an unselected branch is an artefact of torch's rule, not worth copying",
           example=Case('renorm', 'cpu', 'float64', sample=12, family='extreme', seed=709887,
                        form='inplace_view', order=2)),
+    Known(("triangular_solve", "linalg.solve_triangular"), "wrong/grad*", family="[es]*",
+          torch="gradients at non-finite or overflowing inputs: its rule's transposed solve "
+                "and outer product give nan where plugrad has a value, or the reverse",
+          plugrad="the gradient of the substitution (values agree with torch's)",
+          why="special values in a solve's gradient: artefacts of the evaluation order",
+          example=Case('triangular_solve', 'cpu', 'float64', sample=14, family='extreme',
+                       seed=512247, order=2)),
     Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
           torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
           plugrad="the sign output does not require grad",

@@ -202,16 +202,58 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     triangle's, as PyTorch's."""
     D.check_matrix("linalg.solve_triangular", A, square=True)
     n = A.shape[-1]
-    mask = [[float((j >= i) if upper else (j <= i)) for j in range(n)] for i in range(n)]
-    if unitriangular:
-        mask = [[0.0 if i == j else v for j, v in enumerate(row)] for i, row in enumerate(mask)]
-    T = A * factories.tensor(mask, dtype=A.dtype, device=A.device)
+    mask = [[((j >= i) if upper else (j <= i)) and not (unitriangular and i == j)
+             for j in range(n)] for i in range(n)]
+    # (a where, not a product with the mask: an inf or NaN in the other triangle is not read)
+    T = A.where(factories.tensor(mask, device=A.device), 0.0) if n else A
     if unitriangular:
         T = T + factories.eye(n, dtype=A.dtype, device=A.device)
     if B.ndim < 2:
         raise ShapeError(f"linalg.solve_triangular: The input tensor B must have at least 2 "
                          f"dimensions.")
+    if B.dtype is not A.dtype:
+        raise DTypeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
+                         f"but found A of type {c_dtype_name(A.dtype)} and B of type "
+                         f"{c_dtype_name(B.dtype)} instead")
+    if n <= _SUBSTITUTE_UP_TO or not _finite(T, B):
+        if not left:  # X A = B  <=>  A^T X^T = B^T, the other triangle
+            return _substitute(T.mT, B.mT, not upper, unitriangular).mT
+        return _substitute(T, B, upper, unitriangular)
     return D.solve(T, B, left=left)
+
+
+#: up to this order (and whenever an input is not finite) a triangular system is solved by
+#: substitution, as LAPACK's trsm: a NaN or inf meets only the entries that depend on it
+#: (the LU solve's elimination multiplies it by the zeros of the other triangle)
+_SUBSTITUTE_UP_TO = 32
+
+
+def _finite(*ts) -> bool:
+    with no_grad():
+        return all(bool(t.isfinite().all()) for t in ts)
+
+
+def _substitute(T, B, upper, unit):
+    """Back (``upper``) or forward substitution, one row of ``X`` at a time."""
+    n = T.shape[-1]
+    if B.shape[-2] != n:
+        raise ShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
+                         f"equation AX = B ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    batch = broadcast_shapes("linalg.solve_triangular", tuple(T.shape[:-2]),
+                             tuple(B.shape[:-2]))
+    if tuple(B.shape[:-2]) != batch:
+        B = B.expand(*batch, *B.shape[-2:])
+    rows = []
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        r = B[..., i:i + 1, :]
+        if rows:
+            done = cat(rows[::-1] if upper else rows, -2)
+            known = T[..., i:i + 1, i + 1:] if upper else T[..., i:i + 1, :i]
+            r = r - matmul(known, done)
+        rows.append(r if unit else r / T[..., i:i + 1, i:i + 1])
+    if not rows:
+        return B + T.sum((-2, -1), keepdim=True) * 0  # the empty result, broadcast
+    return cat(rows[::-1] if upper else rows, -2)
 
 
 def _positive(x) -> bool:

@@ -17,6 +17,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core import factories
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.grad_mode import no_grad
+from plugrad.core.ops import linalg_cholesky as _chol
 from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops._dims import return_type
 from plugrad.core.ops.declare import op
@@ -393,30 +394,35 @@ def householder_product(A, tau):
         raise RuntimeError(f"linalg.householder_product: input.shape[-2] must be greater than "
                            f"or equal to input.shape[-1] >= tau.shape[-1], got "
                            f"{shape_str(A.shape)} and tau {shape_str(tau.shape)}")
-    rows = _arange(m, A).reshape(m, 1)
-    Q = D.eye_like(A, m).expand(*A.shape[:-2], m, m) if A.ndim > 2 else D.eye_like(A, m)
-    for i in range(k):
-        v = where(rows > i, A[..., :, i:i + 1], where(rows == i, 1.0, 0.0))  # (..., m, 1)
-        t = tau[..., i:i + 1].unsqueeze(-1)
-        Q = Q - matmul(matmul(Q, v) * t, v.transpose(-2, -1))
-    return Q[..., :, :n]
+    # LAPACK's dorg2r order: from the last reflector back, H_i applied to the block below
+    # and right of (i, i) only, column i set to H_i e_i directly; so an inf or NaN in ``A``
+    # meets only the entries LAPACK lets it meet (no 0 * inf elsewhere)
+    batch = tuple(A.shape[:-2])
+    R = factories.eye(m - k, n - k, dtype=A.dtype, device=A.device)
+    R = R.expand(*batch, m - k, n - k) if batch else R
+    for i in range(k - 1, -1, -1):
+        t = tau[..., i:i + 1].unsqueeze(-1)  # (..., 1, 1)
+        below = A[..., i + 1:, i:i + 1]  # (..., m-i-1, 1)
+        C = cat([R.new_zeros((*batch, 1, n - i - 1)), R], -2)  # rows i.., columns i+1..
+        if n - i - 1:
+            v = cat([below.new_ones((*batch, 1, 1)), below], -2)
+            w = matmul(v.transpose(-2, -1), C)  # (..., 1, n-i-1)
+            C = C + v * (-t * w)
+        col = cat([1.0 - t, -t * below], -2)
+        R = cat([col, C], -1)
+    return R
 
 
 @op("cholesky_solve", method="cholesky_solve")
 def cholesky_solve(B, L, upper=False):
     """``X`` with ``A X = B`` for ``A = L L^T`` (or ``U^T U`` with ``upper``)."""
-    if upper:
-        y = solve_triangular(L.transpose(-2, -1), B, upper=False)
-        return solve_triangular(L, y, upper=True)
-    y = solve_triangular(L, B, upper=False)
-    return solve_triangular(L.transpose(-2, -1), y, upper=True)
+    return _chol.cholesky_solve(B, L, upper)
 
 
 @op("cholesky_inverse", method="cholesky_inverse")
 def cholesky_inverse(L, upper=False):
     """The inverse of ``L L^T`` (``U^T U`` with ``upper``) from its Cholesky factor."""
-    eye = D.eye_like(L).expand(L.shape)
-    return cholesky_solve(eye, L, upper)
+    return _chol.cholesky_inverse(L, upper)
 
 
 @op("triangular_solve", method="triangular_solve")
