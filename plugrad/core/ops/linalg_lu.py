@@ -345,8 +345,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
         rank = (sv > rtol * sv[..., :1]).sum(-1) if min(m, n) else \
             factories.zeros(tuple(A.shape[:-2]), dtype=_dt.int64, device=A.device)
     full = bool((rank == min(m, n)).all())
+    # (as PyTorch: gelsy leaves them empty; empty or not, they require grad with the inputs)
     residuals = ((matmul(A, X) - rhs) ** 2).sum(-2) if m > n and full and driver != "gelsy" \
-        else empty  # (as PyTorch: gelsy leaves them empty)
+        else X.reshape(-1)[:0]
     rank_out = empty.to(_dt.int64) if driver == "gels" else rank
     svs = sv.to(A.dtype) if driver in ("gelsd", "gelss") else empty
     sol = X.squeeze(-1) if vector else X
