@@ -186,7 +186,9 @@ def s_cov(make, dtype):
     yield S((make(2, 4),), {"correction": 0}, name="correction 0")
     fw = plugrad.tensor([1, 2, 1, 3], device=make.device)
     aw = plugrad.tensor([0.5, 1.0, 2.0, 1.5], device=make.device,
-                        dtype=getattr(plugrad, dtype if dtype in FLOATS else "float32"))
+                        dtype=getattr(plugrad, dtype if dtype in FLOATS else "float64"))
+    # (an integer input takes the weights' dtype, as in PyTorch: float64, which the
+    # reference computes in too)
     yield S((make(2, 4),), {"fweights": fw, "aweights": aw}, name="weights")
 
 
