@@ -173,3 +173,15 @@ def test_lstsq_residuals_require_grad(device):
         rt = torch.linalg.lstsq(at, bt, driver=driver)
         assert [t.requires_grad for t in ro] == [t.requires_grad for t in rt], driver
         _same(ro.residuals, rt.residuals, f"residuals {driver}")
+
+
+def test_half_renorm_and_addbmm_compute_in_float32(device):
+    """PyTorch's norms and products of float16 accumulate in float32, rounded once."""
+    x = np.array([[300.0, 400.0, -250.0], [0.5, 0.25, 0.125]])  # a row norm over 65504
+    (xo,), (xt,) = _pair(device, x, dtype="float16")
+    _same(plugrad.renorm(xo, 2, 0, 1.0), torch.renorm(xt, 2, 0, 1.0), "renorm f16", rtol=1e-3)
+    i = np.array([[-INF, 1.0], [2.0, 3.0]])
+    b1, b2 = np.full((2, 2, 2), 300.0), np.full((2, 2, 2), 200.0)  # 120000 overflows f16
+    (io, b1o, b2o), (it, b1t, b2t) = _pair(device, i, b1, b2, dtype="float16")
+    _same(plugrad.addbmm(io, b1o, b2o, alpha=0.25), torch.addbmm(it, b1t, b2t, alpha=0.25),
+          "addbmm f16", rtol=1e-3)

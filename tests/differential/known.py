@@ -304,6 +304,15 @@ KNOWN: list[Known] = [
           why="special values in a solve's gradient: artefacts of the evaluation order",
           example=Case('triangular_solve', 'cpu', 'float64', sample=14, family='extreme',
                        seed=512247, order=2)),
+    Known(("orgqr", "linalg.householder_product"), "wrong/grad*", family="[est]*",
+          detail="*: torch np.float64(nan) vs plugrad*",
+          torch="nan gradients where a reflector I - tau v v^T is singular (tau |v|^2 == 1, "
+                "drawn by the ties family) or holds a special value: its rule inverts each "
+                "reflector", plugrad="the gradient of the product of the reflectors",
+          why="a division by zero inside torch's householder_product_backward, not a "
+              "convention to copy",
+          example=Case('orgqr', 'cpu', 'float64', sample=2, family='ties', seed=725278,
+                       form='method', order=2)),
     Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
           torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
           plugrad="the sign output does not require grad",

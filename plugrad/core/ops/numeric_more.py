@@ -248,6 +248,15 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"batch1 must be a 3D tensor" if batch1.ndim != 3 else
                            "batch2 must be a 3D tensor")
     _no_bool("addbmm", input, batch1, batch2)
+    if input.dtype in (_dt.float16, _dt.bfloat16):  # each step in float32, rounded once
+        out = None
+        for b in range(batch1.shape[0]):
+            acc = input if out is None else out
+            step = addmm_like(acc.to(_dt.float32), batch1[b].to(_dt.float32),
+                              batch2[b].to(_dt.float32), beta if out is None else 1, alpha)
+            out = step.to(input.dtype)
+        if out is not None:
+            return out
     prods = matmul(batch1, batch2)
     if prods.shape[0] == 0:
         return _scaled_sum("addbmm", input, prods.new_zeros(prods.shape[1:]), beta, alpha)
@@ -258,6 +267,11 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     for b in range(1, prods.shape[0]):
         out = out + (prods[b] if alpha == 1 else prods[b] * alpha)
     return out
+
+
+def addmm_like(input, m1, m2, beta, alpha):
+    """``beta * input + alpha * (m1 @ m2)`` (one of addbmm's steps)."""
+    return _scaled_sum("addbmm", input, matmul(m1, m2), beta, alpha)
 
 
 @op("chain_matmul")
@@ -285,15 +299,18 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm: non-positive-norm not supported (p = {p})")
     axis = _wrap_dim(dim, input.ndim, "renorm")
     others = tuple(d for d in range(input.ndim) if d != axis)
-    def norm(x):
-        return vector_norm(x, p, others, keepdim=True) if others else x.abs()
+    half = input.dtype in (_dt.float16, _dt.bfloat16)  # norms in float32, as PyTorch's
+    x = input.to(_dt.float32) if half else input
+
+    def norm(t):
+        return vector_norm(t, p, others, keepdim=True) if others else t.abs()
     with no_grad():
-        big = norm(input) > maxnorm
+        big = norm(x) > maxnorm
     # the slices left as they are (a NaN norm among them) take no part in the norm's
     # gradient: PyTorch's rule gives them g itself, where 0 * d(norm) would be nan
-    norms = norm(input.where(big, 1.0))
+    norms = norm(x.where(big, 1.0))
     factor = (maxnorm / (norms + 1e-7)).where(big, 1.0)
-    return input * factor
+    return (x * factor).to(input.dtype) if half else x * factor
 
 
 @op("frobenius_norm")
