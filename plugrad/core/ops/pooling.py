@@ -18,6 +18,7 @@ from plugrad.core.ops.select import where
 from plugrad.core.ops.shape import reshape, squeeze
 from plugrad.core.ops.window import batched, out_size, tensor_args, window_geometry
 from plugrad.core.tensor import _wrap
+from plugrad.core.tracing import host_read
 
 
 def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
@@ -55,7 +56,9 @@ def _torch_index(k, x, out, idx, kernel, stride, pads, dilation):
     if not x.dtype.is_floating_point:
         return idx
     nan, low = k.isnan(out), k.eq(out, -np.inf)
-    has_nan, has_low = bool(np.any(k.to_numpy(nan))), bool(np.any(k.to_numpy(low)))
+    # a host decision (re-checked on each replay of a captured step; an ONNX export takes
+    # the example's): the common window without NaN or -inf costs no extra pool
+    has_nan, has_low = host_read(lambda a, b: (bool(a.any()), bool(b.any())), k, nan, low)
     if not (has_nan or has_low):
         return idx
     n, c, h, w = x.shape
