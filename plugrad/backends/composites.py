@@ -291,13 +291,14 @@ class Composites(NNComposites, MathComposites):
         return self.div(e, self.sum(e, (axis,), True))
 
     def log_softmax(self, x, axis):
-        """``x - logsumexp(x)``; a slice holding ``+inf`` is NaN (PyTorch), though its
-        logsumexp is inf."""
-        out = self.sub(x, self.logsumexp(x, (axis,), True))
-        if not is_floating(self.dtype_of(x)):
-            return out
-        pos_inf = self.eq(self.max(x, (axis,), True), math.inf)
-        return self.where(pos_inf, math.nan, out)
+        """``(x - m) - log(sum(exp(x - m)))`` with ``m`` the maximum (0 where it is
+        ``-inf``), as PyTorch's kernel: ``x - logsumexp(x)`` rounds ``m + log 2`` to ``m``
+        near the dtype's maximum. A slice holding ``+inf`` is NaN (``inf - inf``)."""
+        m = self.max(x, (axis,), True)
+        if is_floating(self.dtype_of(x)):
+            m = self.where(self.eq(m, -math.inf), 0.0, m)
+        d = self.sub(x, m)
+        return self.sub(d, self.log(self.sum(self.exp(d), (axis,), True)))
 
     def logsumexp(self, x, axes, keepdims):
         """``log(sum(exp(x - m))) + m`` with ``m`` the maximum, or 0 where that is infinite."""

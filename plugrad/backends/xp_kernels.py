@@ -98,7 +98,11 @@ class XpKernels(XpWindowKernels, XpLinalgKernels):
         # a +inf maximum stays: the slice is NaN, as in PyTorch (logsumexp alone is inf)
         m, finite = self._shift(x, (axis,), keep_pos_inf=True)
         with self._quiet_if(finite):
-            return x - self._log_sum_exp(x, m, (axis,))
+            # ``(x - m) - log(sum(exp(x - m)))`` as PyTorch's kernel: ``x - (m + log(sum))``
+            # rounds ``m + log 2`` to ``m`` near the dtype's maximum (giving 0 for -log 2)
+            d = x - m
+            d -= self.xp.log(self._sum_kept(self.xp.exp(d), (axis,)))
+            return d
 
     def logsumexp(self, x, axes, keepdims):
         m, finite = self._shift(x, axes)

@@ -147,3 +147,28 @@ def test_numpy_softmax_all_minus_inf_row_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         T([[-INF, -INF]], "cpu").softmax(1)
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("v", [INF, -INF, math.nan, 1e308, 0.0])
+def test_zero_dim_special_values_as_torch(device, fn, v):
+    """A 0-d input is a one-element slice: NaN (and a NaN gradient) for nan / ±inf."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+    ty = getattr(torch, fn)(t, 0)
+    tg, = torch.autograd.grad(ty * 1.5, t)
+    x = T(v, device, requires_grad=True)
+    y = getattr(plugrad, fn)(x, 0)
+    g, = plugrad.autograd.grad(y * 1.5, x)
+    check(y, ty.detach().numpy())
+    check(g, tg.numpy())
+
+
+def test_log_softmax_near_the_maximum_as_torch(device):
+    """``(x - m) - log(sum)`` as PyTorch: ``x - (m + log 2)`` would round to 0 there."""
+    torch = pytest.importorskip("torch")
+    big = np.finfo(np.float64).max
+    a = np.array([[big, 1.5, -big], [big, 0.25, -big]])
+    want = torch.log_softmax(torch.tensor(a), 0).numpy()
+    check(plugrad.log_softmax(T(a, device), 0), want)
+    assert want[0, 0] == pytest.approx(-math.log(2))

@@ -50,8 +50,9 @@ class SoftmaxBackward0(KeepsOutput):
     records_inputs = True  # create_graph: its gradients record its inputs (PyTorch)
 
     def grad(self, F, g, y):
-        if not y.shape:  # softmax of a 0-d tensor is the constant 1
-            return (F.mul(g, 0.0),)
+        if not y.shape:  # a 0-d tensor is a one-element slice (0, or NaN where y is)
+            return (F.reshape(F.softmax_backward(F.reshape(g, (1,)), F.reshape(y, (1,)), 0),
+                              ()),)
         return (F.softmax_backward(g, y, self.axis),)
 
 
@@ -61,8 +62,9 @@ class LogSoftmaxBackward0(KeepsOutput):
     records_inputs = True  # create_graph: its gradients record its inputs (PyTorch)
 
     def grad(self, F, g, y):
-        if not y.shape:  # log_softmax of a 0-d tensor is the constant 0
-            return (F.mul(g, 0.0),)
+        if not y.shape:  # a 0-d tensor is a one-element slice (0, or NaN where y is)
+            return (F.reshape(F.log_softmax_backward(F.reshape(g, (1,)), F.reshape(y, (1,)),
+                                                     0), ()),)
         return (F.log_softmax_backward(g, y, self.axis),)
 
 
@@ -75,8 +77,9 @@ def _softmax_like(name, node_cls, x, dim, dtype):
         x = x.to(_dt.get_default_dtype())
     axis = _wrap_dim(dim, x.ndim, name)
     k = x._k
-    if x.ndim == 0:
-        data = k.full((), 1.0 if name == "softmax" else 0.0, x.dtype.name, x.device.index)
+    if x.ndim == 0:  # a one-element slice: 1 (0), and NaN for nan / inf inputs (PyTorch)
+        data = k.reshape(half_kernel(k, k.reshape(x._data, (1,)),
+                                     lambda d: getattr(k, name)(d, 0)), ())
     elif x.numel() == 0:  # nothing to normalise (kernels need a non-empty axis for max)
         data = k.copy(x._data)
     else:
