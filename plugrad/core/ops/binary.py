@@ -13,9 +13,9 @@ import numpy as _np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
-from plugrad.core.autograd.record import record_binary, recording
+from plugrad.core.autograd.record import input_meta, record, record_binary, recording
 from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
-from plugrad.core.grad_mode import _state
+from plugrad.core.grad_mode import _state, no_grad as _no_grad
 from plugrad.core.ops._base import _SCALARS, binary_operands
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.select import where as _where
@@ -331,37 +331,50 @@ class PowBackward0(Node):
         b = self.exponent
         if b == 0:
             return F.mul(g, 0.0), None
-        # PyTorch's order, g * (b * a ** (b - 1)): at a huge a, 0 * inf is NaN there
-        if b == 2:
+        if b == 2:  # ``g * (2 * a)`` as PyTorch: ``2 * a`` overflows first (0 * inf is NaN)
             return F.mul(g, F.mul(a, 2.0)), None
-        return F.mul(g, F.mul(F.pow(a, float(b - 1)), float(b))), None
+        return F.mul(g, F.mul(pow_number(F, a, float(b - 1)), float(b))), None
+
+
+def pow_number(F, a, e):
+    """``a ** e`` for a number ``e`` as PyTorch's kernel: ``e == 0.5`` is ``sqrt`` and
+    ``e == -0.5`` is ``1 / sqrt`` (so ``(-0.0) ** -0.5`` is ``-inf`` and ``(-inf) ** 0.5``
+    NaN there, where C's ``pow`` gives ``inf``). ``F`` a kernel table, or the Tensor ops:
+    then the ``pow`` op itself (which does this) records PyTorch's node."""
+    if isinstance(a, Tensor) or F.dtype_of(a) not in ("float32", "float64"):
+        return F.pow(a, e)  # (half and complex: the plain pow, as PyTorch's)
+    if e == 0.5:
+        return F.sqrt(a)
+    if e == -0.5:
+        return F.div(1.0, F.sqrt(a))
+    return F.pow(a, e)
 
 
 class PowBackward1(KeepsOutput):
-    """``a ** b`` for Tensors: PyTorch's formulas, the output kept differentiable (so the
-    exponent's gradient ``g * a**b * log(a)`` has a correct gradient of its own)."""
+    """``a ** b`` for Tensors: PyTorch's formulas term by term, the output kept
+    differentiable (so the exponent's gradient ``g * (a**b * log(a))`` has a correct
+    gradient of its own). ``a ** (b - 1)`` is computed where ``b == 0`` too and masked
+    after, as there: the double backward is NaN where it is infinite."""
 
     def grad(self, F, g, a, b, y):
         ga = gb = None
         if self.next[0]:
-            zero = F.eq(b, 0.0)
-            ga = F.where(zero, 0.0, F.mul(F.mul(g, b), F.pow(a, F.where(zero, 1.0,
-                                                                         F.sub(b, 1.0)))))
+            ga = F.where(F.eq(b, 0.0), 0.0, F.mul(g, F.mul(b, F.pow(a, F.sub(b, 1.0)))))
         if self.next[1]:
-            gb = F.where(F.logical_and(F.eq(a, 0.0), F.ge(b, 0.0)), 0.0,
-                         F.mul(F.mul(g, y), F.log(a)))
+            gb = F.mul(g, F.where(F.logical_and(F.eq(a, 0.0), F.ge(b, 0.0)), 0.0,
+                                  F.mul(y, F.log(a))))
         return ga, gb
 
 
 class PowBackward2(KeepsOutput):
-    """``a ** b`` for a number ``a`` and a Tensor ``b``."""
+    """``a ** b`` for a number ``a`` and a Tensor ``b``: ``g * (a**b * log(a))``."""
 
     def grad(self, F, g, b, y):
         a = self.base
         if a == 0:
-            return None, F.where(F.ge(b, 0.0), 0.0, F.mul(F.mul(g, y), -math.inf))
+            return None, F.mul(g, F.where(F.ge(b, 0.0), 0.0, F.mul(y, -math.inf)))
         log_a = math.log(a) if a > 0 else math.nan
-        return None, F.mul(F.mul(g, y), log_a)
+        return None, F.mul(g, F.mul(y, log_a))
 
 
 @op("pow", method="pow", inplace="pow_", dunder="__pow__", augmented="__ipow__")
@@ -374,7 +387,7 @@ def pow(a, b):
         if negative:
             raise DTypeError("pow: Integers to negative integer powers are not allowed.")
     try:
-        out = k.pow(ad, bd)
+        out = pow_number(k, ad, bd) if bd.__class__ in _NUMBER else k.pow(ad, bd)
     except Exception as exc:
         raise kernel_error("pow", exc, a, b) from exc
     r = _wrap(out, dt, dev, k)
@@ -471,6 +484,25 @@ def addcdiv(x, t1, t2, *, value=1):
                          "float inputs. The future addcdiv behavior is just the latter "
                          "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     (x, t1, t2), dt, work = _promoted(x, t1, t2)
-    if value == 1:
-        return _finish(x + t1 / t2, dt)
-    return _finish(x + (t1 * _rounded(value, work)) / t2, dt)
+    v = _rounded(value, work)
+    if not recording(x, t1, t2) or not all(isinstance(t, Tensor) for t in (x, t1, t2)):
+        return _finish(x + t1 / t2 if value == 1 else x + (t1 * v) / t2, dt)
+    with _no_grad():
+        r = x + t1 / t2 if value == 1 else x + (t1 * v) / t2
+    node = AddcdivBackward0()
+    node.value = v
+    record(r, node, (x, t1, t2), (t1, t2))
+    node.meta = input_meta(r, (x, t1, t2))
+    return _finish(r, dt)
+
+
+class AddcdivBackward0(Node):
+    """PyTorch's rule, term by term: ``g * (value / t2)`` and
+    ``-g * (value * t1 / (t2 * t2))`` at the result's shape, then summed over broadcast
+    dims (summing ``g`` first gives ``±inf`` where PyTorch's ``inf - inf`` is NaN)."""
+
+    def grad(self, F, g, t1, t2):
+        v = self.value
+        return (g if self.next[0] else None,
+                F.mul(g, F.div(v, t2)) if self.next[1] else None,
+                F.mul(F.neg(g), F.div(F.mul(t1, v), F.mul(t2, t2))) if self.next[2] else None)

@@ -57,7 +57,9 @@ asinh = _unary("asinh", lambda F, g, x: F.mul(g, _rsqrt(F, F.add(F.mul(x, x), 1.
                aliases="arcsinh")
 acosh = _unary("acosh", lambda F, g, x: F.mul(g, _rsqrt(F, F.sub(F.mul(x, x), 1.0))),
                aliases="arccosh")
-atanh = _unary("atanh", lambda F, g, x: F.div(g, F.sub(1.0, F.mul(x, x))), aliases="arctanh")
+# PyTorch's ``g * (1 - x.pow(2)).reciprocal()``: its double backward is NaN at huge x
+atanh = _unary("atanh", lambda F, g, x: F.mul(g, F.div(1.0, F.sub(1.0, F.pow(x, 2.0)))),
+               aliases="arctanh")
 erfc = _unary("erfc", lambda F, g, x: F.mul(F.mul(g, -_TWO_OVER_SQRT_PI),
                                             F.exp(F.neg(F.mul(x, x)))))
 # PyTorch's rule reads the input (it recomputes erfinv), so erfinv_ then x.mul_(2) works
@@ -210,11 +212,16 @@ def _square(F, v):
 
 
 class Atan2Backward0(Node):
+    """PyTorch's rule: ``recip = 1 / (a^2 + b^2)``, 0 where that sum is 0 (both operands
+    0 or tiny: the gradient is 0 there, not inf), then ``(g * b) * recip`` and
+    ``(g * -a) * recip``."""
 
     def grad(self, F, g, a, b):
-        recip = F.div(g, F.add(_square(F, a), _square(F, b)))
-        return (F.mul(recip, b) if self.next[0] else None,
-                F.mul(F.neg(recip), a) if self.next[1] else None)
+        d = F.add(_square(F, a), _square(F, b))
+        recip = F.where(F.eq(d, 0.0), 0.0, F.div(1.0, d))
+        return (F.mul(F.mul(g, b), recip) if self.next[0] else None,
+                F.mul(F.mul(g, -a if isinstance(a, (int, float)) else F.neg(a)), recip)
+                if self.next[1] else None)
 
 
 @op("atan2 arctan2", method="atan2 arctan2", inplace="atan2_ arctan2_")
