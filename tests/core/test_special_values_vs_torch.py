@@ -119,3 +119,29 @@ def test_pow_gradients_at_special_values(device, name, a, b):
     compare(name, (a, Num(2.0)), device)
     compare(name, (a, Num(0.5)), device)
     compare(name, (Num(2.0), b), device)
+
+
+def test_fmod_and_trunc_division_double_backward(device):
+    """``d fmod / d b = -div(a, b, rounding_mode='trunc')``, whose own gradient is 0 (not
+    ``0 * d(a / b)``, NaN at ``b == 0``)."""
+    a = [-3.76, 2.95, -4.46, 1.61, INF, -INF, 0.0, 5e-324]
+    b = [-0.77, 0.0, 0.0, 1.0, -1.46, 4.49e307, -5e-324, 2.37]
+    compare("fmod", (a, b), device)
+    compare("div", (a, b), device, kwargs={"rounding_mode": "trunc"})
+
+
+def test_div_gradient_of_the_divisor(device):
+    """``-g * ((a / b) / b)`` as PyTorch: ``b * b`` under/overflows first."""
+    a = [-TINY, -0.58, 0.0, BIG, -BIG, -0.11, 0.0, -1.77]
+    b = [TINY, 1.32, TINY, 4.49e307, -1.99, 5e-324, 5e-324, -INF]
+    compare("div", (a, b), device)
+
+
+def test_sinc_gradients_and_half_values(device):
+    """PyTorch's rule masked where ``x x pi`` is 0 (NaN double backward there), and half
+    inputs in float32 (``pi x`` overflows float16 near its maximum)."""
+    compare("sinc", ([-1.55, 0.0, -0.0, 5e-324, TINY, 1e-160, 0.1, INF, NAN, 1e300],), device)
+    x = [1.707, -0.418, 65504.0, 32752.0, -16376.0, -INF, 0.0]
+    want = torch.sinc(torch.tensor(x, dtype=torch.float16)).float().numpy()
+    got = plugrad.sinc(plugrad.tensor(x, dtype=plugrad.float16, device=device))
+    np.testing.assert_allclose(np.asarray(got.float()), want, rtol=1e-3, equal_nan=True)

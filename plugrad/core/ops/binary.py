@@ -145,7 +145,8 @@ class DivBackward0(Node):
 
     def grad(self, F, g, a, b):
         ga = F.div(g, b) if self.next[0] else None
-        gb = F.div(F.mul(F.neg(g), a), F.mul(b, b)) if self.next[1] else None
+        # ``-g * ((a / b) / b)`` as PyTorch (``b * b`` under/overflows first)
+        gb = F.mul(F.neg(g), F.div(F.div(a, b), b)) if self.next[1] else None
         return ga, gb
 
 
@@ -165,11 +166,14 @@ def _float_operands(name, a, b):
 def div(a, b, *, rounding_mode=None):
     if rounding_mode == "floor":
         return _floor_divide(a, b, DivFloorBackward0)
-    if rounding_mode == "trunc":
-        q = div(a, b)
-        out = q.trunc()
-        dt = binary_operands("div", a, b)[2]
-        return out if dt.is_floating_point else out.to(dt)
+    if rounding_mode == "trunc":  # its gradient is 0 (PyTorch's), not 0 * d(a / b)
+        with _no_grad():
+            out = div(a, b).trunc()
+            dt = binary_operands("div", a, b)[2]
+            out = out if dt.is_floating_point else out.to(dt)
+        if dt.is_floating_point and recording(a, b):
+            record_binary(out, DivFloorBackward0(), a, b)
+        return out
     if rounding_mode is not None:
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
@@ -296,11 +300,18 @@ class FmodBackward0(Node):
 
     def grad(self, F, g, a, b):
         ga = g if self.next[0] else None
-        gb = None
-        if self.next[1]:
-            q = F.div(a, b)
-            gb = F.mul(F.neg(g), F.where(F.lt(q, 0.0), F.ceil(q), F.floor(q)))
+        gb = F.mul(F.neg(g), _div_trunc(F, a, b)) if self.next[1] else None
         return ga, gb
+
+
+def _div_trunc(F, a, b):
+    """``trunc(a / b)`` with no gradient of its own, as PyTorch's ``div(rounding_mode=
+    'trunc')`` (``0 * d(a / b)`` would be NaN at ``b == 0`` in a double backward): the op
+    itself on Tensors, the kernels on arrays."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return div(a, b, rounding_mode="trunc")
+    q = F.div(a, b)
+    return F.where(F.lt(q, 0.0), F.ceil(q), F.floor(q))
 
 
 @op("fmod", method="fmod", inplace="fmod_")

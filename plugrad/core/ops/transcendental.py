@@ -377,25 +377,27 @@ def _float(x):
 
 
 class SincBackward0(Node):
-    """``(cos(pi x) - sinc(x)) / x``, 0 at 0: PyTorch's value, written so that tiny ``x``
-    give 0 (the composite's quotient rule divided by ``(pi x)^2``, which underflows)."""
+    """PyTorch's rule: ``g * (pi x cos(pi x) - sin(pi x)) / (x x pi)``, 0 where ``x x pi``
+    is 0 (masked after: its double backward is NaN there, as PyTorch's)."""
 
     def grad(self, F, g, x):
-        zero = F.eq(x, 0.0)
-        safe = F.where(zero, 1.0, x)
-        px = F.mul(safe, math.pi)
-        d = F.div(F.sub(F.cos(px), F.div(F.sin(px), px)), safe)
-        return (F.mul(g, F.where(zero, 0.0, d)),)
+        px = F.mul(x, math.pi)
+        sq = F.mul(F.mul(x, x), math.pi)
+        d = F.div(F.mul(g, F.sub(F.mul(px, F.cos(px)), F.sin(px))), sq)
+        return (F.where(F.eq(sq, 0.0), 0.0, d),)
 
 
 @op("sinc", method="sinc", inplace="sinc_")
 def sinc(x):
-    """``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there)."""
+    """``sin(pi x) / (pi x)``, 1 at 0 (gradient 0 there); half in float32 (PyTorch's
+    opmath: ``pi x`` overflows float16 near its maximum)."""
     x = _float(x)
     with no_grad():
-        zero = x == 0
-        px = x.where(~zero, 1.0) * math.pi
+        w = x.float() if x.dtype in (_dt.float16, _dt.bfloat16) else x
+        zero = w == 0
+        px = w.where(~zero, 1.0) * math.pi
         r = (_u.sin(px) / px).where(~zero, 1.0)
+        r = r.to(x.dtype) if w is not x else r
     if x._rg and _state.enabled:
         record(r, SincBackward0(), (x,), (x,))
     return r
