@@ -145,3 +145,24 @@ def test_sinc_gradients_and_half_values(device):
     want = torch.sinc(torch.tensor(x, dtype=torch.float16)).float().numpy()
     got = plugrad.sinc(plugrad.tensor(x, dtype=plugrad.float16, device=device))
     np.testing.assert_allclose(np.asarray(got.float()), want, rtol=1e-3, equal_nan=True)
+
+
+@pytest.mark.parametrize("right", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8])
+def test_searchsorted_is_torchs_binary_search_with_nan(device, n, right):
+    """NaN entries (sorted last) send a probe right, so the result follows the probes."""
+    rng = np.random.default_rng(n)
+    seq = np.concatenate([np.sort(rng.standard_normal(n)), [NAN]])
+    vals = np.array([NAN, -1.0, 0.0, 1.0, 5.0, -BIG, BIG, INF, -INF])
+    for s in (seq, seq[:-1]):
+        want = torch.searchsorted(torch.tensor(s), torch.tensor(vals), right=right).numpy()
+        got = plugrad.searchsorted(plugrad.tensor(s, device=device),
+                                   plugrad.tensor(vals, device=device), right=right)
+        np.testing.assert_array_equal(np.asarray(got), want)
+    batch = np.stack([seq, seq[::-1]])
+    want = torch.searchsorted(torch.tensor(batch), torch.tensor(np.stack([vals, vals])),
+                              right=right).numpy()
+    got = plugrad.searchsorted(plugrad.tensor(batch, device=device),
+                               plugrad.tensor(np.stack([vals, vals]), device=device),
+                               right=right)
+    np.testing.assert_array_equal(np.asarray(got), want)

@@ -136,11 +136,25 @@ def cross(a, b, dim=None):
 
 # ---------------------------------------------------------------------- binning
 def _positions(seq, values, right):
-    """How many entries of each row of ``seq`` are below (``right``: not above) each value:
-    PyTorch's binary search tests ``!(entry >= value)`` (``right``: ``!(entry > value)``),
-    so a NaN value goes after every entry."""
-    above = seq.gt(values) if right else seq.ge(values)
-    return above.logical_not().sum(-1)
+    """PyTorch's binary search itself, all values at once: each step probes ``mid`` and
+    goes right where ``!(entry >= value)`` (``right``: ``!(entry > value)``). A NaN probe
+    goes right, so with NaN entries (sorted last) the result depends on the probes, as in
+    PyTorch; a NaN value goes after every entry. ``seq`` is 1-D or has the batch dims of
+    ``values``; ``bit_length(n)`` steps (each halves every interval)."""
+    n = seq.shape[-1]
+    start = zeros(tuple(values.shape), dtype=_dt.int64, device=values.device)
+    end = start + n
+    flat = seq.ndim == 1
+    for _ in range(n.bit_length()):
+        mid = start + (end - start) // 2
+        probe = mid.clamp(max=n - 1)  # where the search is over, mid may be n
+        entry = seq[probe] if flat else seq.gather(-1, probe)
+        active = start.lt(end)
+        go_right = (entry.gt(values) if right else entry.ge(values)).logical_not()
+        go_right = go_right.logical_and(active)
+        start = mid.add(1).where(go_right, start)
+        end = mid.where(active.logical_and(go_right.logical_not()), end)
+    return start
 
 
 @op("searchsorted")
@@ -173,10 +187,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         if seq.dtype is not values.dtype:
             dtype = _dt.result_type_of(((seq.dtype, False), (values.dtype, False)))
             seq, values = seq.to(dtype), values.to(dtype)
-        if seq.ndim <= 1:
-            out = _positions(seq.reshape(-1), values.unsqueeze(-1), right)
-        else:
-            out = _positions(seq.unsqueeze(-2), values.unsqueeze(-1), right)
+        out = _positions(seq.reshape(-1) if seq.ndim <= 1 else seq, values, right)
     return out.to(_dt.int32) if out_int32 else out
 
 
