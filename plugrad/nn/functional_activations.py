@@ -10,8 +10,12 @@ a NaN gradient. The last node takes PyTorch's name (``present_as``).
 """
 from __future__ import annotations
 
+import math
+
 import plugrad
 from plugrad.core.autograd.constant_grads import records as _records
+from plugrad.core.dtypes import checked_scalar as _checked_scalar
+from plugrad.core.errors import OpError as _OpError
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
 from plugrad.nn._dtypes import expect_dtype as _expect
@@ -143,11 +147,40 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+_FLOAT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float"}
+
+
+def _checked_float(name: str, v, dtype_name: str) -> float:
+    """``v`` as PyTorch converts a scalar to a float type: a finite value beyond its range
+    is an error (inf and NaN pass)."""
+    v = float(v)
+    if dtype_name in _FLOAT_NAMES and math.isfinite(v) and \
+            abs(v) > float(plugrad.finfo(getattr(plugrad, dtype_name)).max):
+        raise _OpError(f"{name}: value cannot be converted to type "
+                       f"{_FLOAT_NAMES[dtype_name]} without overflow (got {v!r})")
+    return v
+
+
+def _threshold_scalars(dtype, threshold, value):
+    """PyTorch's conversions: both to an integer dtype (truncated, range-checked), else
+    ``threshold`` to the compute type (float32 for half) and ``value`` to the dtype."""
+    if not dtype.is_floating_point:
+        return (_checked_scalar("threshold", threshold, dtype),
+                _checked_scalar("threshold", value, dtype))
+    compute = "float64" if dtype is plugrad.float64 else "float32"
+    return (_checked_float("threshold", threshold, compute),
+            _checked_float("threshold", value, dtype.name))
+
+
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """``value`` where ``x <= threshold``, else ``x`` (NaN stays NaN)."""
+    """``value`` where ``x <= threshold``, else ``x`` (NaN stays NaN); both numbers
+    converted with PyTorch's range checks (an integer input compares in its dtype:
+    ``x <= int(threshold)``, never through float32)."""
     _expect("threshold", input, ints=True)
-    return _apply(input, lambda t: plugrad.where(t <= threshold, value, t).to(t.dtype),
-                  inplace, "ThresholdBackward0")
+    th, v = _threshold_scalars(input.dtype, threshold, value)
+    half = input.dtype in (plugrad.float16, plugrad.bfloat16)  # compared in float32
+    return _apply(input, lambda t: plugrad.where((t.float() if half else t) <= th, v, t)
+                  .to(t.dtype), inplace, "ThresholdBackward0")
 
 
 def threshold_(input, threshold: float, value: float):

@@ -228,8 +228,8 @@ KNOWN: list[Known] = [
     Known(("cross", "scatter_reduce",
            "nn.functional.adaptive_avg_pool1d", "nn.functional.celu", "nn.functional.embedding_bag",
            "nn.functional.lp_pool1d", "nn.functional.mish", "nn.functional.rms_norm",
-           "nn.functional.softsign", "nn.functional.upsample_bilinear",
-           "nn.functional.threshold"), "*", family="[estz]*",
+           "nn.functional.softsign", "nn.functional.upsample_bilinear"), "*",
+          family="[estz]*",
           torch="special, tied or extreme inputs (nan/inf/huge/subnormal/zeros): torch's "
                 "values, gradients and out-of-range fill checks",
           plugrad="another special value, a finite value, or accepts the fill value",
