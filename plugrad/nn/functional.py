@@ -15,6 +15,7 @@ from plugrad.capture import host_read as _host_read
 from plugrad.core import autocast as _autocast
 from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
+from plugrad.core.ops.activation import mish_op as _mish
 from plugrad.core.ops.attention import fused_attention as _attn_fused
 from plugrad.core.ops.attention import fusable as _attn_fusable
 from plugrad.core.ops.declare import functional_namespace as _functional_namespace
@@ -90,7 +91,7 @@ def silu(x, inplace: bool = False):
 
 def mish(x, inplace: bool = False):
     _expect("mish", x)
-    return _inplace(x, lambda t: t * softplus(t).tanh(), inplace, "MishBackward0")
+    return _inplace(x, _mish, inplace, "MishBackward0")
 
 
 def sigmoid(x):

@@ -46,9 +46,10 @@ def _negative_exp(x, alpha: float, inv_scale: float):
 
 def selu(input, inplace: bool = False):
     _expect("selu", input)
-    return _apply(input, lambda t: plugrad.where(
-        t > 0, t * _SELU_SCALE, _negative_exp(t, _SELU_ALPHA * _SELU_SCALE, 1.0)), inplace,
-        "EluBackward0")
+    # ``scale * elu(x, alpha)``: the core's elu node has PyTorch's rule (slope
+    # ``alpha scale`` at 0 but second derivative 0 there, NaN passing ``g``)
+    return _apply(input, lambda t: _functional_namespace()["elu"](t, _SELU_ALPHA) * _SELU_SCALE,
+                  inplace, "EluBackward0")
 
 
 def selu_(input):
@@ -59,8 +60,11 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     _expect("celu", input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
-    return _apply(input, lambda t: plugrad.where(t > 0, t, _negative_exp(t, alpha, 1.0 / alpha)),
-                  inplace, "CeluBackward0")
+    # the exponential below 0 only: both branches have slope 1 at 0, and PyTorch's second
+    # derivative there is 0 (the linear one's); a NaN takes the linear branch, whose
+    # gradient is ``g`` (PyTorch's ``x <= 0`` test is false), not the clamped exponential's 0
+    return _apply(input, lambda t: plugrad.where(t < 0, _negative_exp(t, alpha, 1.0 / alpha),
+                                                 t), inplace, "CeluBackward0")
 
 
 def celu_(input, alpha: float = 1.0):

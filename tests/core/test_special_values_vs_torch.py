@@ -36,24 +36,24 @@ def _np(t):
                                              dtype=np.float64)
 
 
-def _same(want, got, what, rtol):
+def _same(want, got, what, rtol, atol=1e-300):
     if want is None or got is None:
         assert want is None and got is None, what
         return
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-300, equal_nan=True, err_msg=what)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
 
 
-def compare(name, arrays, device, *, kwargs=None, order=2, rtol=1e-10, grad_of=None,
-            seeds=(0, 1, 2)):
+def compare(name, arrays, device, *, kwargs=None, order=2, rtol=1e-10, atol=1e-300,
+            grad_of=None, seeds=(0, 1, 2)):
     """``name(*arrays, **kwargs)`` (``torch.name`` / ``plugrad.name``, or a dotted path such
     as ``nn.functional.mish``) in float64: value, then ``order`` levels of gradients of
     weighted sums (one set of weights per seed), for the inputs ``grad_of`` (indices;
     default all)."""
     for seed in seeds:
-        _compare(name, arrays, device, kwargs or {}, order, rtol, grad_of, seed)
+        _compare(name, arrays, device, kwargs or {}, order, (rtol, atol), grad_of, seed)
 
 
-def _compare(name, arrays, device, kwargs, order, rtol, grad_of, seed):
+def _compare(name, arrays, device, kwargs, order, tol, grad_of, seed):
     grad_of = [i for i, a in enumerate(arrays) if not isinstance(a, Num)] if grad_of is None \
         else grad_of
     res = {}
@@ -81,7 +81,7 @@ def _compare(name, arrays, device, kwargs, order, rtol, grad_of, seed):
     for i, (want, got) in enumerate(zip(res[torch], res[plugrad])):
         what = f"{name} seed {seed} " + ("value" if i == 0 else
                                          f"order-{1 + (i - 1) // len(grad_of)} grad")
-        _same(want, got, what, rtol)
+        _same(want, got, what, *tol)
 
 
 @pytest.mark.parametrize("arrays", [

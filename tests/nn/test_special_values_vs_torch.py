@@ -46,3 +46,27 @@ def test_threshold_scalars_as_torch(device, dtype, th, v):
     assert not isinstance(got, Exception), got
     np.testing.assert_array_equal(np.asarray(got.to(plugrad.float64)),
                                   want.to(torch.float64).numpy())
+
+
+ACTIVATION_POINTS = [0.97, -1.32, 1.0, NAN, INF, -INF, 0.0, -0.0, BIG, -BIG, 4.49e307,
+                     1000.0, 25.0, -25.0, TINY, 5e-324, -0.25]
+
+
+@pytest.mark.parametrize("name", ["nn.functional.celu", "nn.functional.selu",
+                                  "nn.functional.mish", "nn.functional.softsign"])
+def test_activation_gradients_at_special_values(device, name):
+    """NaN takes the branch PyTorch's ``x <= 0`` test gives it (celu/selu: the linear one,
+    gradient ``g``); mish is PyTorch's rule unthresholded (``x * 0`` is 0 at huge ``|x|``,
+    NaN double backward where ``exp`` overflows). In chunks of 6: PyTorch's vectorised
+    elu backward (16+ float64 elements) gives NaN at NaN, its scalar loop ``g``."""
+    for i in range(0, len(ACTIVATION_POINTS), 6):
+        compare(name, (ACTIVATION_POINTS[i:i + 6],), device, rtol=1e-6, atol=1e-9)
+
+
+def test_rms_norm_gradient_where_the_square_overflows(device):
+    """``pow(x, 2)``'s gradient ``g * (2 * x)`` is NaN where ``2 * x`` overflows."""
+    x = [[[BIG, 0.55, -1.36], [-4.49e307, 0.5, -0.29]], [[NAN, 1.49, -0.32],
+                                                          [-0.22, -1.49, INF]]]
+    compare("nn.functional.rms_norm", (x,), device, kwargs={"normalized_shape": (2, 3),
+                                                           "eps": 1e-3})
+    compare("square", ([BIG, -BIG, 1e200, NAN, 0.5],), device)

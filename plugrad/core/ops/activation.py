@@ -151,6 +151,28 @@ def silu(x, inplace=False):
     return x.copy_(r) if inplace else r
 
 
+@half_node
+class MishBackward0(Node):
+    """PyTorch's rule (its kernel and its differentiable form alike):
+    ``g * (tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2))`` with ``sp = log1p(exp(x))``
+    unthresholded: ``x * 0`` is 0 at huge ``|x|``, and the double backward is NaN where
+    ``exp`` overflows, as there."""
+
+    def grad(self, F, g, x):
+        t = F.tanh(F.log1p(F.exp(x)))
+        return (F.mul(g, F.add(t, F.mul(F.mul(x, F.sigmoid(x)), F.sub(1.0, F.mul(t, t))))),)
+
+
+def mish_op(x):
+    """``x * tanh(log1p(exp(x)))`` as PyTorch's kernel (``F.mish`` checks the dtype)."""
+    k = x._k
+    r = _wrap(half_kernel(k, x._data, lambda d: k.mul(d, k.tanh(k.log1p(k.exp(d))))),
+              x.dtype, x.device, k)
+    if x._rg and _state.enabled:
+        record(r, MishBackward0(), (x,), (x,))
+    return r
+
+
 # ====================================================================== hardtanh, elu
 def _inplace_result(name, x, r, inplace: bool):
     """``inplace=True``: ``r`` (whose node keeps ``r`` itself, not ``x``) written into ``x``,

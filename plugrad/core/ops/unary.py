@@ -14,6 +14,7 @@ from plugrad.core.errors import DTypeError, DTypeNotImplementedError
 from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._opmath import half_in_float32, half_kernel, half_node
 from plugrad.core.ops.binary import div, mul, one_over
+from plugrad.core.ops.binary import pow as _pow
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -233,10 +234,12 @@ def reciprocal(x):
 
 @op("square", method="square", inplace="square_")
 def square(x):
-    """``x * x``; a bool input squares as int64 (PyTorch's ``pow(x, 2)`` promotion)."""
+    """PyTorch's ``pow(x, 2)`` (the kernel multiplies; the gradient is ``g * (2 * x)``,
+    NaN where ``2 * x`` overflows and ``g`` is 0, as there); a bool input squares as
+    int64 (that promotion)."""
     if x.dtype is _dt.bool_:
         x = x.long()
-    return x * x
+    return _pow(x, 2)
 
 
 @op("log2", method="log2", inplace="log2_")
