@@ -248,11 +248,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
 
 
 def _bag_max(rows, bag, b: int, zeros):
-    """Per bag and column, the first maximal row (0 for an empty bag)."""
+    """Per bag and column, PyTorch's running maximum: the bag's first row, replaced by a
+    later one only where that is strictly greater, so a NaN after the first row is skipped
+    and a NaN first row stays (0 for an empty bag)."""
     if rows.shape[0] == 0:
         return zeros
     member = bag.unsqueeze(0) == plugrad.arange(b, device=bag.device).unsqueeze(1)  # (B, n)
-    scores = plugrad.where(member.unsqueeze(2), rows.unsqueeze(0), float("-inf"))
-    best, _ = scores.max(1)
+    live = member.unsqueeze(2).logical_and(rows.isnan().logical_not().unsqueeze(0))
+    best, _ = plugrad.where(live, rows.unsqueeze(0), float("-inf")).max(1)
+    first = rows.index_select(0, member.long().argmax(1))
+    best = plugrad.where(first.isnan(), first, best)
     empty = member.logical_not().all(1, keepdim=True)
     return plugrad.where(empty, zeros, best)

@@ -70,3 +70,38 @@ def test_rms_norm_gradient_where_the_square_overflows(device):
     compare("nn.functional.rms_norm", (x,), device, kwargs={"normalized_shape": (2, 3),
                                                            "eps": 1e-3})
     compare("square", ([BIG, -BIG, 1e200, NAN, 0.5],), device)
+
+
+def test_lp_pool_gradient_of_windows_of_zeros(device):
+    """``sign``'s gradient is ``zeros_like(g)`` (PyTorch's), not ``g * 0``: NaN where the
+    outer power's gradient is inf at a window of zeros."""
+    x = [[[1.81, 5e-324, 5e-324, 0.0, 1.26, -5e-324, 1.96], [-0.0, 1.79, 5e-324, 0.23,
+                                                            0.70, 0.67, TINY]]]
+    compare("nn.functional.lp_pool1d", (x,), device,
+            kwargs={"norm_type": 2.0, "kernel_size": 2}, rtol=1e-6, atol=1e-9)
+    compare("sign", ([0.0, -0.0, INF, NAN, -2.0],), device)
+
+
+def test_adaptive_avg_pool1d_half_sums_in_float32(device):
+    x = [[-0.39, 1.95, 16384.0, 65504.0, -1.87, -1.66, 0.77],
+         [-65504.0, 1.33, -1.88, 1.62, 1.18, 0.20, -0.89]]
+    want = TF.adaptive_avg_pool1d(torch.tensor(x, dtype=torch.float16), 4)
+    got = F.adaptive_avg_pool1d(plugrad.tensor(x, dtype=plugrad.float16, device=device), 4)
+    np.testing.assert_allclose(np.asarray(got.float()), want.float().numpy(), rtol=1e-3)
+
+
+@pytest.mark.parametrize("rows", [
+    [[0.46, 1.18e-38], [NAN, -INF], [NAN, -1.92], [0.54, 3.4e38]],
+    [[-1.07, 1.57], [-0.95, 0.23], [2.5, 1.74], [1.94, NAN]],
+    [[0.37, 1.73], [NAN, INF], [0.056, -1.65], [-0.27, 0.87]],
+])
+def test_embedding_bag_max_skips_a_later_nan(device, rows):
+    """PyTorch's running maximum: a later row replaces the first only where it is greater,
+    so a NaN after the first row is skipped and a NaN first row stays."""
+    idx = [[0, 1], [3, 1], [0, 1], [2, 1], [1, 3], [1, 2]]
+    want = TF.embedding_bag(torch.tensor(idx), torch.tensor(rows, dtype=torch.float64),
+                            mode="max")
+    got = F.embedding_bag(plugrad.tensor(idx, device=device),
+                          plugrad.tensor(rows, dtype=plugrad.float64, device=device),
+                          mode="max")
+    np.testing.assert_array_equal(np.asarray(got), want.numpy())

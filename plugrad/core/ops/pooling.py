@@ -149,8 +149,12 @@ def _adaptive_mean(x, oh, ow):
     mask = _wrap(k.from_numpy(ok, "bool", x.device.index), _dt.bool_, x.device, k)
     count = _wrap(k.from_numpy(ok.sum(-1), x.dtype.name, x.device.index), x.dtype,
                   x.device, k)
-    taps = reshape(index_select(reshape(x, (n, c, h * w)), 2, idx), (n, c, oh, ow, -1))
-    return where(mask, taps, 0.0).sum(-1) / count
+    half = x.dtype in (_dt.float16, _dt.bfloat16)  # summed in float32 (PyTorch's opmath)
+    src = x.float() if half else x
+    count = count.float() if half else count
+    taps = reshape(index_select(reshape(src, (n, c, h * w)), 2, idx), (n, c, oh, ow, -1))
+    out = where(mask, taps, 0.0).sum(-1) / count
+    return out.to(x.dtype) if half else out
 
 
 @op(functional="adaptive_avg_pool2d")

@@ -78,7 +78,9 @@ def unary(name, kernel=None, *, grad, saves="input", float_only=True, inplace=Tr
 
 
 def _zeros(F, g, s):
-    return F.mul(g, 0.0)
+    """PyTorch's ``zeros_like(grad)``: 0 also where ``g`` is inf or NaN (``g * 0`` is NaN
+    there), on ``g``'s device, recording nothing."""
+    return F.astype(F.lt(g, g), F.dtype_of(g))
 
 
 _neg = unary("neg", grad=lambda F, g, s: F.neg(g), saves="none", float_only=False,
