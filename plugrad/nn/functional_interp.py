@@ -198,11 +198,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest",  # noqa: A0
                                       "4-D inputs (adaptive_avg_pool3d is not available)")
         return pool(x, sizes)
     t = np.float64 if x.dtype == plugrad.float64 else np.float32
-    out = x
+    half = x.dtype in (plugrad.float16, plugrad.bfloat16) and mode not in (
+        "nearest", "nearest-exact")  # weighted in float32, rounded once (PyTorch's opmath)
+    out = x.float() if half else x
     for d in reversed(range(x.ndim - 2)):  # the last dimension first, as PyTorch nests
         taps = _taps(mode, x.shape[2 + d], sizes[d], align_corners, scales[d], t)
         if taps is not None:
             out = _resample(out, 2 + d, taps)
+    if half:
+        return out.to(x.dtype)
     return out if out is not x else x.clone()
 
 

@@ -123,7 +123,8 @@ KNOWN: list[Known] = [
     Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
            "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
            "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
-           "nn.functional.upsample", "nn.functional.l1_loss", "nn.functional.conv3d",
+           "nn.functional.upsample", "nn.functional.upsample_bilinear",
+           "nn.functional.l1_loss", "nn.functional.conv3d",
            "nn.functional.conv_transpose3d", "nn.functional.avg_pool3d"),
           "error/raise",
           dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
@@ -225,14 +226,33 @@ KNOWN: list[Known] = [
           why="subnormal edge of the gradient's division, ranked after plain inputs",
           example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
                        form='inplace_view', order=2)),
-    Known(("cross", "scatter_reduce", "nn.functional.upsample_bilinear"), "*",
-          family="[estz]*",
-          torch="special, tied or extreme inputs (nan/inf/huge/subnormal/zeros): torch's "
-                "values, gradients and out-of-range fill checks",
-          plugrad="another special value, a finite value, or accepts the fill value",
-          why="UNTRIAGED: first drawn when the generator became a seeded random.Random at "
-              "the end of this round (hypothesis drew differently in the full suite); "
-              "each needs its cause found (next round)",
+    Known(("cross",), "wrong/*", family="extreme",
+          torch="±inf where a component's two products overflow: its compiled kernel "
+                "contracts a1*b2 - a2*b1 into fma(a1, b2, -(a2*b1)), so only a2*b1 is "
+                "rounded (to inf) first (2.25e308 - 1e308 is even finite there)",
+          plugrad="NaN (inf - inf of the two rounded products, as the formula reads)",
+          why="an artefact of PyTorch's build (FMA contraction, which operand is fused is "
+              "the compiler's choice), not a formula; copying it needs an exact fused "
+              "multiply-add on every backend (NumPy has none)",
+          example=Case('cross', 'cpu', 'float64', sample=10, family='extreme', seed=676794,
+                       form='method')),
+    Known(("nn.functional.upsample_bilinear",), "wrong/value", family="[es]*",
+          dtype="float64",
+          torch="at huge values whose weighted sum w0 x0 + w1 x1 cancels, the residual of "
+                "its FMA-contracted kernel (e.g. -1.114e292)",
+          plugrad="the residual of the unfused sum (-1.164e292, or 0)",
+          why="both are rounding noise of a catastrophic cancellation near the dtype's "
+              "maximum; which product PyTorch's compiler fuses is a build artefact",
+          example=Case('nn.functional.upsample_bilinear', 'cpu', 'float64', sample=8,
+                       family='extreme', seed=572715)),
+    Known(("scatter_reduce",), "wrong/grad*", family="[estz]*", detail="*prod*",
+          torch="reduce='prod' gradients by its rule: the result divided by each factor, "
+                "zero factors masked and handled apart (one zero: the product of the "
+                "others; inf / NaN factors give its special values)",
+          plugrad="the gradient of the composed segmented product scan: other special "
+                  "values (0 * inf) at zero, inf and NaN factors",
+          why="not a quirk: prod needs a node of its own with PyTorch's rule (as prod and "
+              "cumprod, report #8/#13 family); pending",
           example=Case('scatter_reduce', 'cpu', 'float64', sample=13, family='zeros',
                        seed=811762, order=1)),
     # ------------------------------------------------------------ linalg (new this round)

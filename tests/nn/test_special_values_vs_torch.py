@@ -105,3 +105,15 @@ def test_embedding_bag_max_skips_a_later_nan(device, rows):
                           plugrad.tensor(rows, dtype=plugrad.float64, device=device),
                           mode="max")
     np.testing.assert_array_equal(np.asarray(got), want.numpy())
+
+
+def test_bilinear_half_weighted_in_float32(device):
+    """Half inputs are weighted in float32 and rounded once (PyTorch's opmath): rounding
+    each pass in half was 16 off here."""
+    x = np.array([[[[-16376.0, -0.9238], [1.3164, -1.8262]], [[32752.0, -65504.0],
+                                                              [-16376.0, -0.3269]]]])
+    for kw in ({"size": (3, 4)}, {"scale_factor": 2}):
+        want = TF.upsample_bilinear(torch.tensor(x, dtype=torch.float16), **kw)
+        got = F.upsample_bilinear(plugrad.tensor(x, dtype=plugrad.float16, device=device), **kw)
+        np.testing.assert_allclose(np.asarray(got.float()), want.float().numpy(), rtol=2e-4,
+                                   atol=2e-3)
