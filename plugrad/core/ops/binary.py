@@ -352,7 +352,9 @@ def pow_number(F, a, e):
     ``e == -0.5`` is ``1 / sqrt`` (so ``(-0.0) ** -0.5`` is ``-inf`` and ``(-inf) ** 0.5``
     NaN there, where C's ``pow`` gives ``inf``). ``F`` a kernel table, or the Tensor ops:
     then the ``pow`` op itself (which does this) records PyTorch's node."""
-    if isinstance(a, Tensor) or F.dtype_of(a) not in ("float32", "float64"):
+    if isinstance(a, Tensor):
+        return pow(a, e)  # the op (``F.pow`` is the plain kernel in both bindings)
+    if F.dtype_of(a) not in ("float32", "float64"):
         return F.pow(a, e)  # (half and complex: the plain pow, as PyTorch's)
     if e == 0.5:
         return F.sqrt(a)
@@ -390,6 +392,16 @@ class PowBackward2(KeepsOutput):
 
 @op("pow", method="pow", inplace="pow_", dunder="__pow__", augmented="__ipow__")
 def pow(a, b):
+    return _pow(a, b, True)
+
+
+def pow_kernel(a, b):
+    """``pow`` by the plain kernel (no sqrt shortcut): the gradient ops' ``F.pow``, so a
+    rule's ``F.pow(x, 0.5)`` computes the same in both bindings."""
+    return _pow(a, b, False)
+
+
+def _pow(a, b, shortcut):
     k, dev, dt, ad, bd = binary_operands("pow", a, b)
     _refuse_bool("pow", dt)
     if dt.kind in "iu":
@@ -398,7 +410,8 @@ def pow(a, b):
         if negative:
             raise DTypeError("pow: Integers to negative integer powers are not allowed.")
     try:
-        out = pow_number(k, ad, bd) if bd.__class__ in _NUMBER else k.pow(ad, bd)
+        out = pow_number(k, ad, bd) if shortcut and bd.__class__ in _NUMBER else \
+            k.pow(ad, bd)
     except Exception as exc:
         raise kernel_error("pow", exc, a, b) from exc
     r = _wrap(out, dt, dev, k)

@@ -79,7 +79,7 @@ class TensorOps:
     sub = staticmethod(B.sub)
     mul = staticmethod(B.mul)
     div = staticmethod(B.div)
-    pow = staticmethod(B.pow)
+    pow = staticmethod(B.pow_kernel)  # no sqrt shortcut: as the kernel binding's pow
     neg = staticmethod(U.neg)
     abs = staticmethod(U.abs)
     exp = staticmethod(U.exp)
