@@ -8,7 +8,7 @@ import numpy as np
 
 import plugrad
 from plugrad.capture import host_scalars
-from plugrad.optim.optimizer import Optimizer, check
+from plugrad.optim.optimizer import Optimizer, _check_adam_like
 
 
 class Adam(Optimizer):
@@ -22,11 +22,7 @@ class Adam(Optimizer):
                  weight_decay: float = 0.0, amsgrad: bool = False, *, foreach=None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False, fused=None):
-        check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_like(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
                                       maximize=maximize, foreach=foreach, capturable=capturable,

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import plugrad
-from plugrad.optim.optimizer import Optimizer, check
+from plugrad.optim.optimizer import Optimizer, _check_adam_like
 
 
 class Adamax(Optimizer):
@@ -11,11 +11,7 @@ class Adamax(Optimizer):
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, foreach=None, *, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False):
-        check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_like(lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, foreach=foreach,
                                       maximize=maximize, differentiable=differentiable,

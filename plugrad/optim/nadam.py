@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import plugrad
-from plugrad.optim.optimizer import Optimizer, check
+from plugrad.optim.optimizer import Optimizer, _check_adam_like, _decay_, check
 
 
 class NAdam(Optimizer):
@@ -14,11 +14,7 @@ class NAdam(Optimizer):
                  decoupled_weight_decay: bool = False, *, foreach=None,
                  maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
-        check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_like(lr, eps, betas, weight_decay)
         check(momentum_decay >= 0.0, f"Invalid momentum_decay value: {momentum_decay}")
         super().__init__(params, dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
@@ -37,11 +33,7 @@ class NAdam(Optimizer):
                     state["exp_avg"] = plugrad.zeros_like(p)
                     state["exp_avg_sq"] = plugrad.zeros_like(p)
                 step = float(self._advance_step(state))
-                if wd:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                g = _decay_(p, g, lr, wd, group["decoupled_weight_decay"])
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * psi))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * psi))
                 state["mu_product"] *= mu

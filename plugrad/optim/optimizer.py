@@ -32,6 +32,27 @@ def check(ok: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def _check_adam_like(lr, eps, betas, weight_decay) -> None:
+    """The checks PyTorch's Adam family (Adam, AdamW, NAdam, RAdam, Adamax) makes alike, in
+    its order, so the first bad value is the one named."""
+    check(lr >= 0.0, f"Invalid learning rate: {lr}")
+    check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+    check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
+    check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
+    check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+
+
+def _decay_(p, g, lr, weight_decay, decoupled):
+    """L2 (``g + wd * p``) or decoupled (``p *= 1 - lr * wd``, AdamW-style) weight decay;
+    returns the gradient to use."""
+    if weight_decay:
+        if decoupled:
+            p.mul_(1 - lr * weight_decay)
+        else:
+            g = g.add(p, alpha=weight_decay)
+    return g
+
+
 def _type_name(obj) -> str:
     if isinstance(obj, plugrad.Tensor):
         return f"plugrad.{obj.dtype.name} Tensor"

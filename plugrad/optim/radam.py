@@ -3,7 +3,7 @@ tractable (Liu et al., 2019), a warm-up without a schedule."""
 from __future__ import annotations
 
 import plugrad
-from plugrad.optim.optimizer import Optimizer, check
+from plugrad.optim.optimizer import Optimizer, _check_adam_like, _decay_
 
 
 class RAdam(Optimizer):
@@ -13,11 +13,7 @@ class RAdam(Optimizer):
                  weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
                  foreach=None, maximize: bool = False, capturable: bool = False,
                  differentiable: bool = False):
-        check(lr >= 0.0, f"Invalid learning rate: {lr}")
-        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
-        check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
-        check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
-        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        _check_adam_like(lr, eps, betas, weight_decay)
         super().__init__(params, dict(
             lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
             maximize=maximize, foreach=foreach, capturable=capturable,
@@ -34,11 +30,7 @@ class RAdam(Optimizer):
                     state["exp_avg"] = plugrad.zeros_like(p)
                     state["exp_avg_sq"] = plugrad.zeros_like(p)
                 step = float(self._advance_step(state))
-                if wd:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        g = g.add(p, alpha=wd)
+                g = _decay_(p, g, lr, wd, group["decoupled_weight_decay"])
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.lerp_(g, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1 - beta2)

@@ -33,7 +33,10 @@ class MaxPool2d(_MaxPoolNd):
     _functional = "max_pool2d"
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    """``AvgPool2d``/``AvgPool3d``: one layer over the functional form it names."""
+
+    _functional = ""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
@@ -44,24 +47,36 @@ class AvgPool2d(Module):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward(self, x):
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return getattr(F, self._functional)(
+            x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AdaptiveAvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
+    _functional = "avg_pool2d"
+
+
+class _AdaptiveAvgPoolNd(Module):
+    """``AdaptiveAvgPool1d/2d/3d``: one layer over the functional form it names."""
+
+    _functional = ""
 
     def __init__(self, output_size):
         super().__init__()
         self.output_size = output_size
 
     def forward(self, x):
-        return F.adaptive_avg_pool2d(x, self.output_size)
+        return getattr(F, self._functional)(x, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
+    _functional = "adaptive_avg_pool2d"
 
 
 class MaxPool1d(_MaxPoolNd):
@@ -91,11 +106,18 @@ class AvgPool1d(Module):
 
 
 class _LPPoolNd(Module):
+    """``LPPool1d/2d/3d``: one layer over the functional form it names."""
+
+    _functional = ""
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
         self.norm_type, self.kernel_size = norm_type, kernel_size
         self.stride, self.ceil_mode = stride, ceil_mode
+
+    def forward(self, x):
+        return getattr(F, self._functional)(x, float(self.norm_type), self.kernel_size,
+                                            self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
@@ -103,49 +125,36 @@ class _LPPoolNd(Module):
 
 
 class LPPool1d(_LPPoolNd):
-
-    def forward(self, x):
-        return F.lp_pool1d(x, float(self.norm_type), self.kernel_size, self.stride,
-                           self.ceil_mode)
+    _functional = "lp_pool1d"
 
 
 class LPPool2d(_LPPoolNd):
-
-    def forward(self, x):
-        return F.lp_pool2d(x, float(self.norm_type), self.kernel_size, self.stride,
-                           self.ceil_mode)
+    _functional = "lp_pool2d"
 
 
 class _AdaptiveMaxPoolNd(Module):
+    """``AdaptiveMaxPool1d/2d/3d``: one layer over the functional form it names."""
+
+    _functional = ""
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x):
+        return getattr(F, self._functional)(x, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-
-    def forward(self, x):
-        return F.adaptive_max_pool1d(x, self.output_size, self.return_indices)
+    _functional = "adaptive_max_pool1d"
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-
-    def forward(self, x):
-        return F.adaptive_max_pool2d(x, self.output_size, self.return_indices)
+    _functional = "adaptive_max_pool2d"
 
 
-class AdaptiveAvgPool1d(Module):
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, x):
-        return F.adaptive_avg_pool1d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    _functional = "adaptive_avg_pool1d"

@@ -9,7 +9,8 @@ from plugrad.nn.modules.conv import _ConvNd
 from plugrad.nn.modules.conv_transpose import _ConvTransposeNd
 from plugrad.nn.modules.module import Module
 from plugrad.nn.modules.normalization import _BatchNorm
-from plugrad.nn.modules.pooling import _AdaptiveMaxPoolNd, _LPPoolNd, _MaxPoolNd
+from plugrad.nn.modules.pooling import (_AdaptiveAvgPoolNd, _AdaptiveMaxPoolNd, _AvgPoolNd,
+                                        _LPPoolNd, _MaxPoolNd)
 
 __all__ = ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "LPPool3d",
            "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "BatchNorm3d", "MaxUnpool1d",
@@ -41,48 +42,20 @@ class MaxPool3d(_MaxPoolNd):
     _functional = "max_pool3d"
 
 
-class AvgPool3d(Module):
-
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
-    def forward(self, x):
-        return F.avg_pool3d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+class AvgPool3d(_AvgPoolNd):
+    _functional = "avg_pool3d"
 
 
 class LPPool3d(_LPPoolNd):
-
-    def forward(self, x):
-        return F.lp_pool3d(x, float(self.norm_type), self.kernel_size, self.stride,
-                           self.ceil_mode)
+    _functional = "lp_pool3d"
 
 
-class AdaptiveAvgPool3d(Module):
-
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
-    def forward(self, x):
-        return F.adaptive_avg_pool3d(x, self.output_size)
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}"
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _functional = "adaptive_avg_pool3d"
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-
-    def forward(self, x):
-        return F.adaptive_max_pool3d(x, self.output_size, self.return_indices)
+    _functional = "adaptive_max_pool3d"
 
 
 class BatchNorm3d(_BatchNorm):
