@@ -9,7 +9,7 @@ import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions.continuous import Uniform
-from plugrad.distributions.discrete import _expand_probs_or_logits, _finish_expand, _one_of
+from plugrad.distributions.discrete import _expand_probs_or_logits, _one_of
 from plugrad.distributions.distribution import ExponentialFamily
 from plugrad.distributions.transformed_distribution import TransformedDistribution
 from plugrad.distributions.transforms import AffineTransform, PowerTransform
@@ -51,7 +51,7 @@ class ContinuousBernoulli(ExponentialFamily):
         new._lims = self._lims
         batch_shape = _Size(batch_shape)
         _expand_probs_or_logits(self, new, batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        return self._expanded(new, batch_shape)
 
     @lazy_property
     def logits(self):

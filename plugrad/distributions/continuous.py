@@ -18,17 +18,6 @@ __all__ = ["Normal", "Uniform", "Laplace", "Cauchy", "Exponential"]
 _Size = plugrad.Size
 
 
-def _expand_params(self, cls, names, batch_shape, _instance):
-    """``expand``'s common body: the parameters viewed at ``batch_shape``, unchecked."""
-    new = self._get_checked_instance(cls, _instance)
-    batch_shape = _Size(batch_shape)
-    for name in names:
-        setattr(new, name, getattr(self, name).expand(batch_shape))
-    Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-    new._validate_args = self._validate_args
-    return new
-
-
 def _batch_shape(params, tensors):
     return _Size() if all(isinstance(p, Number) for p in params) else tensors[0].size()
 
@@ -48,7 +37,7 @@ class Normal(ExponentialFamily):
         super().__init__(_batch_shape((loc, scale), (self.loc,)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Normal, ("loc", "scale"), batch_shape, _instance)
+        return self._expand_params(Normal, ("loc", "scale"), batch_shape, _instance)
 
     @property
     def mean(self):
@@ -114,7 +103,7 @@ class Uniform(Distribution):
         super().__init__(_batch_shape((low, high), (self.low,)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Uniform, ("low", "high"), batch_shape, _instance)
+        return self._expand_params(Uniform, ("low", "high"), batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
@@ -170,7 +159,7 @@ class Laplace(Distribution):
         super().__init__(_batch_shape((loc, scale), (self.loc,)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Laplace, ("loc", "scale"), batch_shape, _instance)
+        return self._expand_params(Laplace, ("loc", "scale"), batch_shape, _instance)
 
     @property
     def mean(self):
@@ -222,7 +211,7 @@ class Cauchy(Distribution):
         super().__init__(_batch_shape((loc, scale), (self.loc,)), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Cauchy, ("loc", "scale"), batch_shape, _instance)
+        return self._expand_params(Cauchy, ("loc", "scale"), batch_shape, _instance)
 
     @property
     def mean(self):
@@ -273,7 +262,7 @@ class Exponential(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Exponential, ("rate",), batch_shape, _instance)
+        return self._expand_params(Exponential, ("rate",), batch_shape, _instance)
 
     @property
     def mean(self):

@@ -12,7 +12,7 @@ from numbers import Number
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
-from plugrad.distributions.discrete import _expand_probs_or_logits, _finish_expand, _one_of
+from plugrad.distributions.discrete import _expand_probs_or_logits, _one_of
 from plugrad.distributions.distribution import Distribution, ExponentialFamily
 from plugrad.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
                                          probs_to_logits)
@@ -61,11 +61,9 @@ class Binomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = _Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_or_logits(self, new, batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        new = self._expand_params(Binomial, ("total_count",), batch_shape, _instance)
+        _expand_probs_or_logits(self, new, new.batch_shape)
+        return new
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
@@ -169,7 +167,7 @@ class Geometric(Distribution):
             new.probs = self.probs.expand(batch_shape)
         if "logits" in self.__dict__:
             new.logits = self.logits.expand(batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        return self._expanded(new, batch_shape)
 
     @property
     def mean(self):
@@ -263,10 +261,7 @@ class Poisson(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Poisson, _instance)
-        batch_shape = _Size(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        return self._expand_params(Poisson, ("rate",), batch_shape, _instance)
 
     @property
     def mean(self):

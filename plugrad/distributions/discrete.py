@@ -25,12 +25,6 @@ def _one_of(probs, logits):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-def _finish_expand(new, self, batch_shape, event_shape=_Size()):
-    Distribution.__init__(new, batch_shape, event_shape, validate_args=False)
-    new._validate_args = self._validate_args
-    return new
-
-
 def _expand_probs_or_logits(self, new, shape):
     if "probs" in self.__dict__:
         new.probs = self.probs.expand(shape)
@@ -62,7 +56,7 @@ class Bernoulli(ExponentialFamily):
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = _Size(batch_shape)
         _expand_probs_or_logits(self, new, batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        return self._expanded(new, batch_shape)
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
@@ -147,7 +141,7 @@ class Categorical(Distribution):
         batch_shape = _Size(batch_shape)
         _expand_probs_or_logits(self, new, tuple(batch_shape) + (self._num_events,))
         new._num_events = self._num_events
-        return _finish_expand(new, self, batch_shape)
+        return self._expanded(new, batch_shape)
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
@@ -224,10 +218,7 @@ class OneHotCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = _Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        return _finish_expand(new, self, batch_shape, self.event_shape)
+        return self._expand_params(OneHotCategorical, ("_categorical",), batch_shape, _instance)
 
     @property
     def _param(self):

@@ -65,6 +65,22 @@ class Distribution:
     def expand(self, batch_shape, _instance=None):
         raise NotImplementedError
 
+    def _expanded(self, new, batch_shape):
+        """``expand``'s common ending: ``new`` (its parameters already expanded) takes
+        ``batch_shape`` and this law's event shape, unchecked, and this law's validation flag."""
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _expand_params(self, cls, names, batch_shape, _instance=None):
+        """``expand``'s whole body for a law whose named parameters (tensors, or inner laws)
+        all take ``batch_shape``."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = _Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        return self._expanded(new, batch_shape)
+
     @property
     def batch_shape(self):
         return self._batch_shape

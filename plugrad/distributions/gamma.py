@@ -13,7 +13,6 @@ import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions._gamma import gammainc, standard_gamma
-from plugrad.distributions.continuous import _expand_params
 from plugrad.distributions.distribution import Distribution, ExponentialFamily
 from plugrad.distributions.utils import broadcast_all
 
@@ -37,7 +36,7 @@ class Gamma(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _expand_params(self, Gamma, ("concentration", "rate"), batch_shape, _instance)
+        return self._expand_params(Gamma, ("concentration", "rate"), batch_shape, _instance)
 
     @property
     def mean(self):
@@ -112,9 +111,7 @@ class Dirichlet(ExponentialFamily):
         new = self._get_checked_instance(Dirichlet, _instance)
         batch_shape = _Size(batch_shape)
         new.concentration = self.concentration.expand(tuple(batch_shape) + tuple(self.event_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
@@ -179,11 +176,7 @@ class Beta(ExponentialFamily):
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Beta, _instance)
-        new._dirichlet = self._dirichlet.expand(_Size(batch_shape))
-        Distribution.__init__(new, _Size(batch_shape), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Beta, ("_dirichlet",), batch_shape, _instance)
 
     @property
     def mean(self):
@@ -240,15 +233,8 @@ class StudentT(Distribution):
         super().__init__(self.df.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(StudentT, _instance)
-        batch_shape = _Size(batch_shape)
-        new.df = self.df.expand(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new._chi2 = self._chi2.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(StudentT, ("df", "loc", "scale", "_chi2"), batch_shape,
+                                   _instance)
 
     @property
     def mean(self):

@@ -29,13 +29,8 @@ class GeneralizedPareto(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = _Size(batch_shape)
-        for name in ("loc", "scale", "concentration"):
-            setattr(new, name, getattr(self, name).expand(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(GeneralizedPareto, ("loc", "scale", "concentration"),
+                                   batch_shape, _instance)
 
     def _xi(self):
         """``(xi == 0, xi with 1 where it is 0)``: the limit and a divisor safe for both."""

@@ -38,9 +38,7 @@ class Independent(Distribution):
         new.base_dist = self.base_dist.expand(
             tuple(batch_shape) + tuple(self.event_shape[:r]))
         new.reinterpreted_batch_ndims = r
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     @property
     def has_rsample(self):
@@ -134,10 +132,7 @@ class MixtureSameFamily(Distribution):
         new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
         new._num_component = self._num_component
         new._event_ndims = self._event_ndims
-        Distribution.__init__(new, batch_shape, new._component_distribution.event_shape,
-                              validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     @constraints.dependent_property
     def support(self):

@@ -8,8 +8,7 @@ import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions.counts import Binomial, _poisson_draw
-from plugrad.distributions.discrete import (Categorical, _expand_probs_or_logits,
-                                            _finish_expand, _one_of)
+from plugrad.distributions.discrete import Categorical, _expand_probs_or_logits, _one_of
 from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.gamma import Gamma
 from plugrad.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
@@ -35,13 +34,11 @@ class Multinomial(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = _Size(batch_shape)
+        new = self._expand_params(Multinomial, ("_categorical",), batch_shape, _instance)
         new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
         new._binomial = Binomial(self.total_count, probs=new._categorical.probs,
                                  validate_args=False)
-        return _finish_expand(new, self, batch_shape, self.event_shape)
+        return new
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
@@ -116,11 +113,9 @@ class NegativeBinomial(Distribution):
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = _Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        _expand_probs_or_logits(self, new, batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        new = self._expand_params(NegativeBinomial, ("total_count",), batch_shape, _instance)
+        _expand_probs_or_logits(self, new, new.batch_shape)
+        return new
 
     @property
     def mean(self):

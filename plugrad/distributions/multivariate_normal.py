@@ -43,6 +43,14 @@ def _half_log_det(L):
     return L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
+def _expand_covariances(self, new, cov_shape):
+    """The matrix parameters (of the three, those given or already computed) viewed at
+    ``cov_shape``: shared by MultivariateNormal and Wishart."""
+    for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+        if name in self.__dict__:
+            setattr(new, name, self.__dict__[name].expand(cov_shape))
+
+
 class MultivariateNormal(Distribution):
     arg_constraints = {"loc": constraints.real_vector,
                        "covariance_matrix": constraints.positive_definite,
@@ -81,15 +89,10 @@ class MultivariateNormal(Distribution):
         new = self._get_checked_instance(MultivariateNormal, _instance)
         batch_shape = _Size(batch_shape)
         loc_shape = tuple(batch_shape) + tuple(self.event_shape)
-        cov_shape = loc_shape + tuple(self.event_shape)
         new.loc = self.loc.expand(loc_shape)
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        _expand_covariances(self, new, loc_shape + tuple(self.event_shape))
+        return self._expanded(new, batch_shape)
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)

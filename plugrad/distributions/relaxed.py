@@ -7,7 +7,7 @@ from numbers import Number
 import plugrad
 from plugrad.distributions import constraints
 from plugrad.distributions.discrete import (Categorical, OneHotCategorical,
-                                            _expand_probs_or_logits, _finish_expand, _one_of)
+                                            _expand_probs_or_logits, _one_of)
 from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.transformed_distribution import TransformedDistribution
 from plugrad.distributions.transforms import ExpTransform, SigmoidTransform
@@ -47,7 +47,7 @@ class LogitRelaxedBernoulli(Distribution):
         batch_shape = _Size(batch_shape)
         new.temperature = self.temperature
         _expand_probs_or_logits(self, new, batch_shape)
-        return _finish_expand(new, self, batch_shape)
+        return self._expanded(new, batch_shape)
 
     @lazy_property
     def logits(self):
@@ -118,11 +118,9 @@ class ExpRelaxedCategorical(Distribution):
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = _Size(batch_shape)
+        new = self._expand_params(ExpRelaxedCategorical, ("_categorical",), batch_shape, _instance)
         new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        return _finish_expand(new, self, batch_shape, self.event_shape)
+        return new
 
     @property
     def param_shape(self):

@@ -55,13 +55,7 @@ class VonMises(Distribution):
         super().__init__(batch_shape, _Size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(VonMises, _instance)
-        batch_shape = _Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(VonMises, ("loc", "concentration"), batch_shape, _instance)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -8,9 +8,10 @@ from numbers import Number
 
 import plugrad
 from plugrad.distributions import constraints
-from plugrad.distributions.distribution import ExponentialFamily, Distribution
+from plugrad.distributions.distribution import ExponentialFamily
 from plugrad.distributions.gamma import Chi2
-from plugrad.distributions.multivariate_normal import _eye_like, _precision_to_scale_tril
+from plugrad.distributions.multivariate_normal import (_expand_covariances, _eye_like,
+                                                       _precision_to_scale_tril)
 from plugrad.distributions.utils import broadcast_shapes, lazy_property
 
 __all__ = ["Wishart"]
@@ -89,16 +90,12 @@ class Wishart(ExponentialFamily):
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
         new.df = self.df.expand(batch_shape)
         new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
+        _expand_covariances(self, new, cov_shape)
         p = self.event_shape[-1]
         steps = plugrad.arange(p, dtype=new.df.dtype, device=new.df.device)
         new._dist_chi2 = Chi2(df=new.df.unsqueeze(-1) - steps.expand(tuple(batch_shape)
                                                                       + (-1,)))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expanded(new, batch_shape)
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape)
