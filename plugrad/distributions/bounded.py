@@ -3,25 +3,24 @@ Kumaraswamy (a Beta look-alike with a closed-form CDF, drawn by inverting it).""
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions.continuous import Uniform
-from plugrad.distributions.discrete import _expand_probs_or_logits, _one_of
+from plugrad.distributions.discrete import _ProbsOrLogits, _expand_probs_or_logits
 from plugrad.distributions.distribution import ExponentialFamily
 from plugrad.distributions.transformed_distribution import TransformedDistribution
 from plugrad.distributions.transforms import AffineTransform, PowerTransform
 from plugrad.distributions.utils import (broadcast_all, clamp_probs, euler_constant,
-                                         lazy_property, logits_to_probs, probs_to_logits)
+                                         lazy_property, logits_to_probs)
 
 __all__ = ["ContinuousBernoulli", "Kumaraswamy"]
 
 _Size = plugrad.Size
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_ProbsOrLogits, ExponentialFamily):
     """Density ``C(p) p**x (1-p)**(1-x)`` on [0, 1]. Near ``p = 1/2`` (inside ``lims``) the
     closed forms divide 0 by 0, so there they are replaced by their Taylor series."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -30,19 +29,12 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        _one_of(probs, logits)
+        batch_shape = self._set_probs_or_logits(probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
             if validate_args is not None and not bool(
                     self.arg_constraints["probs"].check(self.probs).all()):
                 raise ValueError("The parameter probs has invalid values")
-            self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = _Size() if is_scalar else self._param.size()
+            self.probs = self._param = clamp_probs(self.probs)
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
@@ -54,16 +46,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return self._expanded(new, batch_shape)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def _stable(self):
         """Where the closed forms are used (``probs`` outside ``lims``)."""

@@ -12,7 +12,7 @@ from numbers import Number
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
-from plugrad.distributions.discrete import _expand_probs_or_logits, _one_of
+from plugrad.distributions.discrete import _ProbsOrLogits, _expand_probs_or_logits, _one_of
 from plugrad.distributions.distribution import Distribution, ExponentialFamily
 from plugrad.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
                                          probs_to_logits)
@@ -44,29 +44,19 @@ def _binomial_draw(count, probs):
     return total.to(probs.dtype)
 
 
-class Binomial(Distribution):
+class Binomial(_ProbsOrLogits, Distribution):
     arg_constraints = {"total_count": constraints.nonnegative_integer,
                        "probs": constraints.unit_interval, "logits": constraints.real}
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        batch_shape = self._set_probs_or_logits(probs, logits, total_count)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(Binomial, ("total_count",), batch_shape, _instance)
         _expand_probs_or_logits(self, new, new.batch_shape)
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -83,18 +73,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=_Size()):
         shape = tuple(self._extended_shape(sample_shape))

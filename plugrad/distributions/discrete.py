@@ -6,7 +6,6 @@ PyTorch does.
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 import plugrad
 import plugrad.nn.functional as F
@@ -25,6 +24,43 @@ def _one_of(probs, logits):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
+class _ProbsOrLogits:
+    """The laws given one binary event's ``probs`` or ``logits`` (not both): the one given is
+    kept, also as ``_param``, and the other derived on first use."""
+
+    def _set_probs_or_logits(self, probs, logits, total_count=None):
+        """Store the given parameter (broadcast with ``total_count``, which then takes its
+        dtype, where there is one); return the batch shape."""
+        _one_of(probs, logits)
+        given = probs if probs is not None else logits
+        if total_count is None:
+            (param,) = broadcast_all(given)
+        else:
+            total_count, param = broadcast_all(total_count, given)
+            self.total_count = total_count.to(param.dtype)
+        if probs is not None:
+            self.probs = param
+        else:
+            self.logits = param
+        self._param = param
+        return param.size()
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+
 def _expand_probs_or_logits(self, new, shape):
     if "probs" in self.__dict__:
         new.probs = self.probs.expand(shape)
@@ -34,22 +70,14 @@ def _expand_probs_or_logits(self, new, shape):
         new._param = new.logits
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_ProbsOrLogits, ExponentialFamily):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = _Size() if is_scalar else self._param.size()
+        batch_shape = self._set_probs_or_logits(probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -57,9 +85,6 @@ class Bernoulli(ExponentialFamily):
         batch_shape = _Size(batch_shape)
         _expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(new, batch_shape)
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     @property
     def mean(self):
@@ -73,18 +98,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=_Size()):
         shape = tuple(self._extended_shape(sample_shape))

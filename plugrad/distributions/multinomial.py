@@ -8,11 +8,10 @@ import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions.counts import Binomial, _poisson_draw
-from plugrad.distributions.discrete import Categorical, _expand_probs_or_logits, _one_of
+from plugrad.distributions.discrete import Categorical, _ProbsOrLogits, _expand_probs_or_logits
 from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.gamma import Gamma
-from plugrad.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
-                                         probs_to_logits)
+from plugrad.distributions.utils import broadcast_all, lazy_property
 
 __all__ = ["Multinomial", "NegativeBinomial"]
 
@@ -95,22 +94,15 @@ class Multinomial(Distribution):
         return log_factorial_n - log_factorial_xs + log_powers
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(_ProbsOrLogits, Distribution):
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0),
                        "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        _one_of(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.to(self.probs.dtype)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.to(self.logits.dtype)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        batch_shape = self._set_probs_or_logits(probs, logits, total_count)
+        super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(NegativeBinomial, ("total_count",), batch_shape, _instance)
@@ -128,18 +120,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / plugrad.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @lazy_property
     def _gamma(self):

@@ -2,17 +2,14 @@
 straight-through one-hot categorical, whose draws carry gradients to the logits."""
 from __future__ import annotations
 
-from numbers import Number
-
 import plugrad
 from plugrad.distributions import constraints
 from plugrad.distributions.discrete import (Categorical, OneHotCategorical,
-                                            _expand_probs_or_logits, _one_of)
+                                            _ProbsOrLogits, _expand_probs_or_logits)
 from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.transformed_distribution import TransformedDistribution
 from plugrad.distributions.transforms import ExpTransform, SigmoidTransform
-from plugrad.distributions.utils import (broadcast_all, clamp_probs, lazy_property,
-                                         logits_to_probs, probs_to_logits)
+from plugrad.distributions.utils import broadcast_all, clamp_probs
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli", "ExpRelaxedCategorical",
            "RelaxedOneHotCategorical", "OneHotCategoricalStraightThrough"]
@@ -24,22 +21,14 @@ def _uniform(shape, like):
     return plugrad.rand(tuple(shape), dtype=like.dtype, device=like.device)
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(_ProbsOrLogits, Distribution):
     """The logit of a relaxed Bernoulli draw at ``temperature`` (Maddison et al., 2017)."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        _one_of(probs, logits)
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = _Size() if is_scalar else self._param.size()
+        batch_shape = self._set_probs_or_logits(probs, logits)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
@@ -48,18 +37,6 @@ class LogitRelaxedBernoulli(Distribution):
         new.temperature = self.temperature
         _expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(new, batch_shape)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def rsample(self, sample_shape=_Size()):
         shape = self._extended_shape(sample_shape)
