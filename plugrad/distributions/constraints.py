@@ -324,18 +324,25 @@ class _PositiveDefinite(_Symmetric):
         return (plugrad.linalg.eigvalsh(value) > 0).all(-1)
 
 
-class _Cat(Constraint):
-    """Each slice of ``value`` along ``dim`` (of the given ``lengths``) meets its constraint."""
+class _Joined(Constraint):
+    """``cat``'s and ``stack``'s common part: one constraint per piece along ``dim``."""
 
-    def __init__(self, cseq, dim=0, lengths=None):
+    def __init__(self, cseq, dim=0):
         self.cseq = list(cseq)
-        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
         self.dim = dim
         super().__init__()
 
     @property
     def is_discrete(self):
         return any(c.is_discrete for c in self.cseq)
+
+
+class _Cat(_Joined):
+    """Each slice of ``value`` along ``dim`` (of the given ``lengths``) meets its constraint."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        super().__init__(cseq, dim)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
 
     @property
     def event_dim(self):
@@ -349,15 +356,8 @@ class _Cat(Constraint):
         return plugrad.cat(checks, self.dim)
 
 
-class _Stack(Constraint):
-    def __init__(self, cseq, dim=0):
-        self.cseq = list(cseq)
-        self.dim = dim
-        super().__init__()
-
-    @property
-    def is_discrete(self):
-        return any(c.is_discrete for c in self.cseq)
+class _Stack(_Joined):
+    """Each slice of ``value`` at an index of ``dim`` meets its constraint."""
 
     @property
     def event_dim(self):

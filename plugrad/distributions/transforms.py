@@ -267,16 +267,22 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
+def _equal_by_class(cls):
+    """A transform without parameters equals any instance of ``cls`` (PyTorch's ``__eq__`` for
+    them, which names the class), yet keeps hashing by identity."""
+    def __eq__(self, other):
+        return isinstance(other, cls)
+
+    cls.__eq__, cls.__hash__ = __eq__, object.__hash__
+    return cls
+
+
+@_equal_by_class
 class ExpTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -333,16 +339,12 @@ def _as_tensors(*values):
     return tuple(v if isinstance(v, plugrad.Tensor) else plugrad.tensor(v) for v in values)
 
 
+@_equal_by_class
 class SigmoidTransform(Transform):
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return clamp_probs(plugrad.sigmoid(x))
@@ -356,16 +358,12 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)
 
 
+@_equal_by_class
 class SoftplusTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return F.softplus(x)
@@ -377,16 +375,12 @@ class SoftplusTransform(Transform):
         return -F.softplus(-x)
 
 
+@_equal_by_class
 class TanhTransform(Transform):
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()

@@ -8,7 +8,7 @@ import math
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
-from plugrad.distributions.transforms import Transform
+from plugrad.distributions.transforms import Transform, _equal_by_class
 from plugrad.distributions.utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["CatTransform", "StackTransform", "CorrCholeskyTransform"]
@@ -146,16 +146,12 @@ class StackTransform(Transform):
         return constraints.stack([t.codomain for t in self.transforms], self.dim)
 
 
+@_equal_by_class
 class CorrCholeskyTransform(Transform):
     """``D(D-1)/2`` reals to a ``D x D`` lower-triangular factor with unit-norm rows."""
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         eps = plugrad.finfo(x.dtype).eps

@@ -6,7 +6,7 @@ from __future__ import annotations
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
-from plugrad.distributions.transforms import Transform
+from plugrad.distributions.transforms import Transform, _equal_by_class
 from plugrad.distributions.utils import _sum_rightmost
 
 __all__ = ["AbsTransform", "SoftmaxTransform", "StickBreakingTransform", "IndependentTransform",
@@ -19,14 +19,10 @@ def _clipped_sigmoid(x):
     return plugrad.sigmoid(x).clamp(min=finfo.tiny, max=1.0 - finfo.eps)
 
 
+@_equal_by_class
 class AbsTransform(Transform):
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -35,15 +31,11 @@ class AbsTransform(Transform):
         return y
 
 
+@_equal_by_class
 class SoftmaxTransform(Transform):
     """``softmax`` onto the simplex; not bijective (``log`` is only a right inverse)."""
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         probs = (x - x.max(-1, keepdim=True)[0]).exp()
@@ -60,16 +52,12 @@ class SoftmaxTransform(Transform):
     inverse_shape = forward_shape
 
 
+@_equal_by_class
 class StickBreakingTransform(Transform):
     """``R^(K-1)`` onto the K-simplex by breaking a stick (bijective, unlike softmax)."""
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _offset(n, like):
@@ -213,15 +201,11 @@ class ReshapeTransform(Transform):
         return self._reshaped(shape, self.out_shape, self.in_shape)
 
 
+@_equal_by_class
 class LowerCholeskyTransform(Transform):
     """Unconstrained square matrices to lower-triangular ones with a positive diagonal."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tril(-1) + plugrad.diag_embed(x.diagonal(dim1=-2, dim2=-1).exp())
@@ -230,15 +214,11 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + plugrad.diag_embed(y.diagonal(dim1=-2, dim2=-1).log())
 
 
+@_equal_by_class
 class PositiveDefiniteTransform(Transform):
     """Unconstrained square matrices to positive-definite ones, ``L L^T``."""
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         L = LowerCholeskyTransform()(x)
