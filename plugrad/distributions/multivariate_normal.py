@@ -43,59 +43,30 @@ def _half_log_det(L):
     return L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-def _expand_covariances(self, new, cov_shape):
-    """The matrix parameters (of the three, those given or already computed) viewed at
-    ``cov_shape``: shared by MultivariateNormal and Wishart."""
-    for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-        if name in self.__dict__:
-            setattr(new, name, self.__dict__[name].expand(cov_shape))
+def _one_matrix(covariance_matrix, precision_matrix, scale_tril):
+    """The one matrix parameter given, as ``(name, matrix)``."""
+    if (covariance_matrix is not None) + (scale_tril is not None) + (
+            precision_matrix is not None) != 1:
+        raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
+                         "scale_tril may be specified.")
+    given = {"scale_tril": scale_tril, "covariance_matrix": covariance_matrix,
+             "precision_matrix": precision_matrix}
+    return next((k, v) for k, v in given.items() if v is not None)
 
 
-class MultivariateNormal(Distribution):
-    arg_constraints = {"loc": constraints.real_vector,
-                       "covariance_matrix": constraints.positive_definite,
-                       "precision_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky}
-    support = constraints.real_vector
-    has_rsample = True
+def _scale_tril_of(name, matrix):
+    """The lower Cholesky factor ``L`` of the matrix parameter given: itself, of ``L L^T``,
+    or of the inverse of a precision matrix."""
+    if name == "scale_tril":
+        return matrix
+    if name == "covariance_matrix":
+        return plugrad.linalg.cholesky(matrix)
+    return _precision_to_scale_tril(matrix)
 
-    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
-        if loc.dim() < 1:
-            raise ValueError("loc must be at least one-dimensional.")
-        if (covariance_matrix is not None) + (scale_tril is not None) + (
-                precision_matrix is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        given = {"scale_tril": scale_tril, "covariance_matrix": covariance_matrix,
-                 "precision_matrix": precision_matrix}
-        name, matrix = next((k, v) for k, v in given.items() if v is not None)
-        if matrix.dim() < 2:
-            raise ValueError(f"{name} matrix must be at least two-dimensional, with optional "
-                             "leading batch dimensions")
-        batch_shape = broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
-        setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
-        self.loc = loc.expand(tuple(batch_shape) + (-1,))
-        event_shape = self.loc.shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = plugrad.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = _Size(batch_shape)
-        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        _expand_covariances(self, new, loc_shape + tuple(self.event_shape))
-        return self._expanded(new, batch_shape)
-
-    def _matrix_shape(self):
-        return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
+class _FromScaleTril:
+    """MultivariateNormal's and Wishart's three matrix views of the factor they keep
+    (``_unbroadcasted_scale_tril``), each at ``_matrix_shape()``, made on first use."""
 
     @lazy_property
     def scale_tril(self):
@@ -111,6 +82,49 @@ class MultivariateNormal(Distribution):
         L = self._unbroadcasted_scale_tril
         L_inv = plugrad.linalg.solve_triangular(L, _eye_like(L), upper=False)
         return (L_inv.mT @ L_inv).expand(self._matrix_shape())
+
+def _expand_covariances(self, new, cov_shape):
+    """The matrix parameters (of the three, those given or already computed) viewed at
+    ``cov_shape``: shared by MultivariateNormal and Wishart."""
+    for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+        if name in self.__dict__:
+            setattr(new, name, self.__dict__[name].expand(cov_shape))
+
+
+class MultivariateNormal(_FromScaleTril, Distribution):
+    arg_constraints = {"loc": constraints.real_vector,
+                       "covariance_matrix": constraints.positive_definite,
+                       "precision_matrix": constraints.positive_definite,
+                       "scale_tril": constraints.lower_cholesky}
+    support = constraints.real_vector
+    has_rsample = True
+
+    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None):
+        if loc.dim() < 1:
+            raise ValueError("loc must be at least one-dimensional.")
+        name, matrix = _one_matrix(covariance_matrix, precision_matrix, scale_tril)
+        if matrix.dim() < 2:
+            raise ValueError(f"{name} matrix must be at least two-dimensional, with optional "
+                             "leading batch dimensions")
+        batch_shape = broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+        setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
+        self.loc = loc.expand(tuple(batch_shape) + (-1,))
+        event_shape = self.loc.shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, matrix)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        batch_shape = _Size(batch_shape)
+        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
+        new.loc = self.loc.expand(loc_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        _expand_covariances(self, new, loc_shape + tuple(self.event_shape))
+        return self._expanded(new, batch_shape)
+
+    def _matrix_shape(self):
+        return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
 
     @property
     def mean(self):

@@ -10,9 +10,9 @@ import plugrad
 from plugrad.distributions import constraints
 from plugrad.distributions.distribution import ExponentialFamily
 from plugrad.distributions.gamma import Chi2
-from plugrad.distributions.multivariate_normal import (_expand_covariances, _eye_like,
-                                                       _precision_to_scale_tril)
-from plugrad.distributions.utils import broadcast_shapes, lazy_property
+from plugrad.distributions.multivariate_normal import (_FromScaleTril, _expand_covariances,
+                                                       _one_matrix, _scale_tril_of)
+from plugrad.distributions.utils import broadcast_shapes
 
 __all__ = ["Wishart"]
 
@@ -35,20 +35,14 @@ def _clamp_above_eps(x):
     return x.clamp(min=plugrad.finfo(x.dtype).eps)
 
 
-class Wishart(ExponentialFamily):
+class Wishart(_FromScaleTril, ExponentialFamily):
     support = constraints.positive_definite
     has_rsample = True
     _mean_carrier_measure = 0
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        if (covariance_matrix is not None) + (scale_tril is not None) + (
-                precision_matrix is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        given = {"scale_tril": scale_tril, "covariance_matrix": covariance_matrix,
-                 "precision_matrix": precision_matrix}
-        name, param = next((k, v) for k, v in given.items() if v is not None)
+        name, param = _one_matrix(covariance_matrix, precision_matrix, scale_tril)
         if param.dim() < 2:
             raise ValueError(f"{name} must be at least two-dimensional, with optional "
                              "leading batch dimensions")
@@ -64,12 +58,7 @@ class Wishart(ExponentialFamily):
         self.df = df.expand(tuple(batch_shape))
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = plugrad.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(name, param)
         # chi-square degrees df, df - 1, ..., df - p + 1 of Bartlett's diagonal
         steps = plugrad.arange(p, dtype=self.df.dtype, device=self.df.device)
         self._dist_chi2 = Chi2(df=self.df.unsqueeze(-1) - steps.expand(tuple(batch_shape)
@@ -99,21 +88,6 @@ class Wishart(ExponentialFamily):
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self):
-        L = self._unbroadcasted_scale_tril
-        L_inv = plugrad.linalg.solve_triangular(L, _eye_like(L), upper=False)
-        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
 
     def _df_matrix(self):
         return self.df.reshape(tuple(self._batch_shape) + (1, 1))
