@@ -12,7 +12,8 @@ from numbers import Number
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
-from plugrad.distributions.discrete import _ProbsOrLogits, _expand_probs_or_logits, _one_of
+from plugrad.distributions.discrete import (_ProbsOrLogits, _along_batch, _expand_probs_or_logits,
+                                           _one_of)
 from plugrad.distributions.distribution import Distribution, ExponentialFamily
 from plugrad.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
                                          probs_to_logits)
@@ -104,10 +105,7 @@ class Binomial(_ProbsOrLogits, Distribution):
                 "Inhomogeneous total count not supported by `enumerate_support`.")
         values = plugrad.arange(1 + total_count, dtype=self._param.dtype,
                                 device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _along_batch(self, values, expand)
 
 
 class Geometric(Distribution):

@@ -61,6 +61,32 @@ class _ProbsOrLogits:
         return self._param.size()
 
 
+class _OverCategorical:
+    """The laws built on a ``Categorical`` (kept as ``_categorical``: OneHotCategorical,
+    Multinomial, ExpRelaxedCategorical) take its parameters as theirs."""
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+
+def _along_batch(self, values, expand):
+    """``enumerate_support``'s ending: the support's values (a 1-d tensor) down the first
+    dimension, broadcast over the batch dimensions (``expand``) or of size 1 there."""
+    values = values.view((-1,) + (1,) * len(self._batch_shape))
+    if expand:
+        values = values.expand((-1,) + tuple(self._batch_shape))
+    return values
+
+
 def _expand_probs_or_logits(self, new, shape):
     if "probs" in self.__dict__:
         new.probs = self.probs.expand(shape)
@@ -116,10 +142,7 @@ class Bernoulli(_ProbsOrLogits, ExponentialFamily):
 
     def enumerate_support(self, expand=True):
         values = plugrad.arange(2, dtype=self._param.dtype, device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _along_batch(self, values, expand)
 
     @property
     def _natural_params(self):
@@ -212,13 +235,10 @@ class Categorical(Distribution):
     def enumerate_support(self, expand=True):
         values = plugrad.arange(self._num_events, dtype=plugrad.int64,
                                 device=self._param.device)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + tuple(self._batch_shape))
-        return values
+        return _along_batch(self, values, expand)
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_OverCategorical, Distribution):
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot
@@ -238,14 +258,6 @@ class OneHotCategorical(Distribution):
         return self._categorical._param
 
     @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
     def mean(self):
         return self._categorical.probs
 
@@ -257,10 +269,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=_Size()):
         probs = self._categorical.probs

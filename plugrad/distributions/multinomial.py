@@ -8,7 +8,8 @@ import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
 from plugrad.distributions.counts import Binomial, _poisson_draw
-from plugrad.distributions.discrete import Categorical, _ProbsOrLogits, _expand_probs_or_logits
+from plugrad.distributions.discrete import (Categorical, _OverCategorical, _ProbsOrLogits,
+                                            _expand_probs_or_logits)
 from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.gamma import Gamma
 from plugrad.distributions.utils import broadcast_all, lazy_property
@@ -18,7 +19,7 @@ __all__ = ["Multinomial", "NegativeBinomial"]
 _Size = plugrad.Size
 
 
-class Multinomial(Distribution):
+class Multinomial(_OverCategorical, Distribution):
     arg_constraints = {"probs": constraints.simplex,
                        "logits": constraints.independent(constraints.real, 1)}
 
@@ -50,18 +51,6 @@ class Multinomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=_Size()):
         sample_shape = _Size(sample_shape)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plugrad
 from plugrad.distributions import constraints
-from plugrad.distributions.discrete import (Categorical, OneHotCategorical,
+from plugrad.distributions.discrete import (Categorical, OneHotCategorical, _OverCategorical,
                                             _ProbsOrLogits, _expand_probs_or_logits)
 from plugrad.distributions.distribution import Distribution
 from plugrad.distributions.transformed_distribution import TransformedDistribution
@@ -55,18 +55,8 @@ class LogitRelaxedBernoulli(_ProbsOrLogits, Distribution):
         return log_t + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
-        return super().expand(batch_shape, _instance=new)
+class _RelaxedViews:
+    """RelaxedBernoulli's and RelaxedOneHotCategorical's parameters: their base law's."""
 
     @property
     def temperature(self):
@@ -81,7 +71,21 @@ class RelaxedBernoulli(TransformedDistribution):
         return self.base_dist.probs
 
 
-class ExpRelaxedCategorical(Distribution):
+class RelaxedBernoulli(_RelaxedViews, TransformedDistribution):
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base_dist = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base_dist, SigmoidTransform(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+
+class ExpRelaxedCategorical(_OverCategorical, Distribution):
     """The log of a relaxed one-hot categorical (Gumbel-softmax) draw."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
@@ -98,18 +102,6 @@ class ExpRelaxedCategorical(Distribution):
         new = self._expand_params(ExpRelaxedCategorical, ("_categorical",), batch_shape, _instance)
         new.temperature = self.temperature
         return new
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=_Size()):
         shape = self._extended_shape(sample_shape)
@@ -132,7 +124,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_RelaxedViews, TransformedDistribution):
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
     has_rsample = True
@@ -145,18 +137,6 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
