@@ -6,17 +6,15 @@ random stream.
 """
 from __future__ import annotations
 
-import math
 from numbers import Number
 
 import plugrad
 import plugrad.nn.functional as F
 from plugrad.distributions import constraints
-from plugrad.distributions.discrete import (_ProbsOrLogits, _along_batch, _expand_probs_or_logits,
-                                           _one_of)
+from plugrad.distributions.discrete import (_LazyBinary, _ProbsOrLogits, _along_batch,
+                                           _expand_probs_or_logits, _one_of)
 from plugrad.distributions.distribution import Distribution, ExponentialFamily
-from plugrad.distributions.utils import (broadcast_all, lazy_property, logits_to_probs,
-                                         probs_to_logits)
+from plugrad.distributions.utils import broadcast_all
 
 __all__ = ["Binomial", "Geometric", "Poisson"]
 
@@ -108,7 +106,7 @@ class Binomial(_ProbsOrLogits, Distribution):
         return _along_batch(self, values, expand)
 
 
-class Geometric(Distribution):
+class Geometric(_LazyBinary, Distribution):
     """Failures before the first success, each trial succeeding with ``probs``."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -156,14 +154,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=_Size()):
         shape = tuple(self._extended_shape(sample_shape))

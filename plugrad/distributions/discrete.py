@@ -24,7 +24,19 @@ def _one_of(probs, logits):
         raise ValueError("Either `probs` or `logits` must be specified, but not both.")
 
 
-class _ProbsOrLogits:
+class _LazyBinary:
+    """A binary event's ``logits`` from its ``probs``, or the other way, on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
+class _ProbsOrLogits(_LazyBinary):
     """The laws given one binary event's ``probs`` or ``logits`` (not both): the one given is
     kept, also as ``_param``, and the other derived on first use."""
 
@@ -47,14 +59,6 @@ class _ProbsOrLogits:
 
     def _new(self, *args, **kwargs):
         return self._param.new(*args, **kwargs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
