@@ -12,7 +12,8 @@ from __future__ import annotations
 from plugrad.core import dtypes as _dt
 from plugrad.core import naming
 from plugrad.core.device import Device, get_default_device
-from plugrad.core.tensor import Size, Tensor
+from plugrad.core.factories import legacy_new
+from plugrad.core.tensor import Tensor
 
 
 class _LegacyType(type):
@@ -30,28 +31,11 @@ class _LegacyTensor(metaclass=_LegacyType):
     _legacy = None
 
     def __new__(cls, *args, device=None):
-        from plugrad.core.factories import empty, tensor
         if device is None:
             device = "cuda" if cls.is_cuda else get_default_device()
             if not cls.is_cuda and Device(device).type == "cuda":
                 device = "cpu"
-        if not args:
-            return empty(0, dtype=cls.dtype, device=device)
-        if len(args) == 1 and isinstance(args[0], Size):
-            return empty(*args[0], dtype=cls.dtype, device=device)
-        if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            return empty(*args, dtype=cls.dtype, device=device)
-        if len(args) > 1:
-            raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of "
-                            f"data, got {len(args)} arguments")
-        data = args[0]
-        if isinstance(data, Tensor):
-            if data.dtype is not cls.dtype:
-                raise TypeError(f"{cls.__name__}(): expected a tensor of dtype {cls.dtype}, "
-                                f"got {data.dtype}; convert with .type({cls.__name__}) or "
-                                f".to({cls.dtype})")
-            return data.detach()
-        return tensor(data, dtype=cls.dtype, device=device)
+        return legacy_new(cls.__name__, cls.dtype, device, args)
 
 
 def _make(dtype, cuda: bool):

@@ -12,7 +12,7 @@ from plugrad.core.device import Device, get_default_device
 from plugrad.core.errors import check_dtype_supported
 from plugrad.core.outputs import write_out
 from plugrad.core.registry import BackendError, get_registry
-from plugrad.core.tensor import Tensor, _adopt, _wrap, table_for
+from plugrad.core.tensor import Size, Tensor, _adopt, _wrap, table_for
 
 
 def resolve_device(device) -> Device:
@@ -269,6 +269,28 @@ def zeros_like(t, *, dtype=None, device=None, requires_grad=False, **_ignored) -
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:
     return _like("ones_like", t, 1, dtype, device, requires_grad)
+
+
+def legacy_new(name: str, dtype, device, args) -> Tensor:
+    """PyTorch's legacy constructor arguments (``torch.FloatTensor(...)``, ``x.new(...)``):
+    nothing (an empty tensor), sizes (ints or a ``Size``: uninitialised), a tensor of the
+    dtype (shared), or one sequence of data."""
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    if len(args) == 1 and isinstance(args[0], Size):
+        return empty(*args[0], dtype=dtype, device=device)
+    if all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        return empty(*args, dtype=dtype, device=device)
+    if len(args) > 1:
+        raise TypeError(f"{name}(): expected sizes (ints) or one sequence of data, got "
+                        f"{len(args)} arguments")
+    data = args[0]
+    if isinstance(data, Tensor):
+        if data.dtype is not dtype:
+            raise TypeError(f"{name}(): expected a tensor of dtype {dtype}, got {data.dtype}; "
+                            f"convert with .to({dtype})")
+        return data.detach()
+    return tensor(data, dtype=dtype, device=device)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False, **_ignored) -> Tensor:

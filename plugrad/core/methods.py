@@ -46,6 +46,8 @@ _METHODS = {
     "new_full": lambda self, size, fill_value, dtype=None, device=None, requires_grad=False:
         factories.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                        requires_grad=requires_grad),
+    "new": lambda self, *args, device=None: factories.legacy_new(
+        "Tensor.new", self.dtype, device or self.device, args),
     "new_tensor": lambda self, data, dtype=None, device=None, requires_grad=False:
         factories.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
                          requires_grad=requires_grad),

@@ -120,3 +120,19 @@ def test_normal_with_a_generator_repeats(device):
     a = plugrad.normal(mean, 1.0, generator=plugrad.Generator().manual_seed(3))
     b = plugrad.normal(mean, 1.0, generator=plugrad.Generator().manual_seed(3))
     assert a.tolist() == b.tolist()
+
+
+def test_tensor_new_takes_the_legacy_constructor_arguments(device):
+    """``x.new(...)`` (older code's ``weight.new(b, h).zero_()``): sizes, a ``Size``, data or
+    nothing, in ``x``'s dtype and on its device, as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    for lib, dev in ((plugrad, device), (torch, "cpu")):
+        x = lib.ones(2, dtype=lib.float64, device=dev)
+        sized, listed, empty = x.new(3, 2), x.new([1, 2]), x.new()
+        assert tuple(sized.shape) == (3, 2) and sized.dtype == x.dtype
+        assert listed.tolist() == [1.0, 2.0] and listed.dtype == x.dtype
+        assert tuple(empty.shape) == (0,) and tuple(x.new(lib.Size([2, 4])).shape) == (2, 4)
+        assert tuple(x.new(2, 2).zero_().shape) == (2, 2)
+    assert plugrad.ones(1, device=device).new(2).device.type == device
+    with pytest.raises(TypeError, match="Tensor.new\\(\\): expected sizes"):
+        plugrad.ones(1).new(2, [3])
