@@ -13,6 +13,13 @@ from plugrad.core import naming
 from plugrad.core.errors import OpError
 
 
+def ml_dtypes():
+    """The ml_dtypes module (bfloat16 on the host), imported on first use: importing it
+    costs about a second, which ``import plugrad`` should not pay."""
+    import ml_dtypes as module
+    return module
+
+
 class DType:
     """A tensor element type, printed as PyTorch prints its own (``plugrad.float32``)."""
 
@@ -37,8 +44,7 @@ class DType:
 
     def to_numpy(self) -> np.dtype:
         if self.name == "bfloat16":
-            import ml_dtypes
-            return np.dtype(ml_dtypes.bfloat16)
+            return np.dtype(ml_dtypes().bfloat16)
         return np.dtype(self.name)
 
     def __repr__(self) -> str:

@@ -3,14 +3,16 @@ them (Python floats and ints; ``dtype`` is the name). NumPy and ml_dtypes know t
 formats, so the values come from them rather than from tables kept by hand."""
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from plugrad.core import dtypes as _dt
 
 
 def _np_finfo(name: str):
-    return ml_dtypes.finfo(ml_dtypes.bfloat16) if name == "bfloat16" else np.finfo(name)
+    if name == "bfloat16":
+        ml_dtypes = _dt.ml_dtypes()
+        return ml_dtypes.finfo(ml_dtypes.bfloat16)
+    return np.finfo(name)
 
 
 def _resolve(dtype, who: str, kinds: str, other: str):
