@@ -17,7 +17,7 @@ import plugrad
 from plugrad.data._utils import worker as _worker
 from plugrad.data._utils.collate import default_collate, default_convert  # noqa: F401
 from plugrad.data._utils.worker import get_worker_info  # noqa: F401 - PyTorch exports it here
-from plugrad.data.dataset import IterableDataset
+from plugrad.data.dataset import IterableDataset, TensorDataset
 from plugrad.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
@@ -27,6 +27,28 @@ def _default_context():
     if sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("fork")
     return multiprocessing.get_context()
+
+
+def _gatherable(dataset, collate_fn) -> bool:
+    """A TensorDataset collated by default: its batch is one gather per tensor."""
+    return (type(dataset) is TensorDataset and collate_fn is default_collate
+            and not any(t.requires_grad for t in dataset.tensors))
+
+
+def _gathered(dataset, batch) -> list:
+    """What ``default_collate([dataset[i] for i in batch])`` gives (the columns, stacked, in a
+    list), with one index per tensor instead of a row each and a stack: the same values,
+    dtypes and shapes, and the same IndexError for an index out of range."""
+    if not all(type(i) is int for i in batch):
+        return default_collate([dataset[i] for i in batch])
+    out = []
+    for t in dataset.tensors:
+        n = t.shape[0]
+        for i in batch:
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension 0 with size {n}")
+        out.append(t[plugrad.tensor(batch, dtype=plugrad.int64, device=t.device)])
+    return out
 
 
 class DataLoader:
@@ -117,6 +139,8 @@ class DataLoader:
         if self._iterable:
             return self._iter_stream()
         if self.batch_sampler is not None:
+            if _gatherable(self.dataset, self.collate_fn):
+                return (_gathered(self.dataset, batch) for batch in self.batch_sampler)
             return (self.collate_fn([self.dataset[i] for i in batch])
                     for batch in self.batch_sampler)
         return (self.collate_fn(self.dataset[i]) for i in self.sampler)
