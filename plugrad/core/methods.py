@@ -17,7 +17,7 @@ from plugrad.core.ops import (activation, binary, compare, conv, conversion, den
 from plugrad.core.ops import linalg_extra  # noqa: F401
 from plugrad.core.ops import tensor_extra  # noqa: F401,E402 - issue 15's tensor ops
 from plugrad.core.ops import conv_transpose  # noqa: F401 - declares conv_transpose1d/2d
-from plugrad.core.ops import bitwise, transcendental  # noqa: F401
+from plugrad.core.ops import bitwise, ternary, transcendental  # noqa: F401
 from plugrad.core.ops.declare import OPS
 from plugrad.core.tensor import Tensor
 
