@@ -7,6 +7,7 @@ independent of the device.
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 
@@ -19,13 +20,20 @@ from plugrad.core.registry import get_registry
 from plugrad.core.tensor import Tensor, _wrap, table_for
 
 def _fresh_seed() -> int:
-    return int(np.random.SeedSequence().entropy % (2 ** 63))
+    return int.from_bytes(os.urandom(8), "little") % (2 ** 63)
 
 
 # Seeded freshly in each process, as PyTorch's default generator is (``initial_seed()``
 # differs from run to run); ``manual_seed`` makes a run repeat.
 _seed = _fresh_seed()
-_host = np.random.default_rng(_seed)
+_host = None  # made from _seed on first use: numpy.random is a sixth of `import plugrad`
+
+
+def _host_rng():
+    global _host
+    if _host is None:
+        _host = np.random.default_rng(_seed)
+    return _host
 
 
 def initial_seed() -> int:
@@ -45,7 +53,7 @@ def manual_seed(seed: int):
     global _seed, _host
     seed = int(seed)
     _seed = seed
-    _host = np.random.default_rng(seed)
+    _host = None
     for backend in list(get_registry().seeded.values()):  # the rest start from _seed on first use
         backend.seed(seed)
     return default_generator
@@ -65,7 +73,7 @@ def get_rng_state() -> Tensor:
     for dev, backend in get_registry().seeded.items():
         state = backend.rng_state()
         backends[dev] = None if state is None else state.decode("latin-1")
-    return _bytes_tensor(json.dumps({"seed": _seed, "host": _host.bit_generator.state,
+    return _bytes_tensor(json.dumps({"seed": _seed, "host": _host_rng().bit_generator.state,
                                      "backends": backends}))
 
 
@@ -76,7 +84,7 @@ def set_rng_state(new_state: Tensor) -> None:
     global _seed
     saved = _read_state("set_rng_state", new_state)
     try:
-        _seed, _host.bit_generator.state = int(saved["seed"]), saved["host"]
+        _seed, _host_rng().bit_generator.state = int(saved["seed"]), saved["host"]
     except (ValueError, KeyError, TypeError) as exc:
         raise RuntimeError("set_rng_state: the tensor is not a state from get_rng_state") \
             from exc
@@ -134,6 +142,9 @@ class Generator:
 class _DefaultGenerator(Generator):
     """``plugrad.default_generator``: seeding it seeds everything, like manual_seed."""
 
+    def __init__(self, device="cpu"):
+        self.device = device  # its stream is the module's host generator, made on first use
+
     def manual_seed(self, seed: int) -> "Generator":
         manual_seed(seed)
         return self
@@ -150,7 +161,7 @@ class _DefaultGenerator(Generator):
 
     @property
     def rng(self):
-        return _host
+        return _host_rng()
 
     @rng.setter
     def rng(self, value):
@@ -161,7 +172,7 @@ default_generator = _DefaultGenerator()
 
 
 def host_rng(generator: Generator | None):
-    return generator.rng if generator is not None else _host
+    return generator.rng if generator is not None else _host_rng()
 
 
 def _sample(kind, size, dtype, device, requires_grad, generator):
