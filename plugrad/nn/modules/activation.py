@@ -19,26 +19,26 @@ class _Inplace(Module):
 
 class ReLU(_Inplace):
 
-    def forward(self, x):
-        return F.relu(x, self.inplace)
+    def forward(self, input):
+        return F.relu(input, self.inplace)
 
 
 class ReLU6(_Inplace):
 
-    def forward(self, x):
-        return F.relu6(x, self.inplace)
+    def forward(self, input):
+        return F.relu6(input, self.inplace)
 
 
 class SiLU(_Inplace):
 
-    def forward(self, x):
-        return F.silu(x, self.inplace)
+    def forward(self, input):
+        return F.silu(input, self.inplace)
 
 
 class Mish(_Inplace):
 
-    def forward(self, x):
-        return F.mish(x, self.inplace)
+    def forward(self, input):
+        return F.mish(input, self.inplace)
 
 
 class LeakyReLU(Module):
@@ -47,8 +47,8 @@ class LeakyReLU(Module):
         super().__init__()
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, x):
-        return F.leaky_relu(x, self.negative_slope, self.inplace)
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
@@ -61,8 +61,8 @@ class ELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
-        return F.elu(x, self.alpha, self.inplace)
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
@@ -74,8 +74,8 @@ class GELU(Module):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, x):
-        return F.gelu(x, approximate=self.approximate)
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -83,14 +83,14 @@ class GELU(Module):
 
 class Sigmoid(Module):
 
-    def forward(self, x):
-        return x.sigmoid()
+    def forward(self, input):
+        return input.sigmoid()
 
 
 class Tanh(Module):
 
-    def forward(self, x):
-        return x.tanh()
+    def forward(self, input):
+        return input.tanh()
 
 
 class Softplus(Module):
@@ -99,8 +99,8 @@ class Softplus(Module):
         super().__init__()
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x):
-        return F.softplus(x, self.beta, self.threshold)
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -118,14 +118,14 @@ class _DimModule(Module):
 
 class Softmax(_DimModule):
 
-    def forward(self, x):
-        return F.softmax(x, self.dim)
+    def forward(self, input):
+        return F.softmax(input, self.dim)
 
 
 class LogSoftmax(_DimModule):
 
-    def forward(self, x):
-        return F.log_softmax(x, self.dim)
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)
 
 
 def _inplace_str(inplace: bool) -> str:
@@ -144,8 +144,8 @@ class Hardtanh(Module):
             raise AssertionError(f"Hardtanh: max_val ({self.max_val}) must be greater than "
                                  f"min_val ({self.min_val})")
 
-    def forward(self, x):
-        return F.hardtanh(x, self.min_val, self.max_val, self.inplace)
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace)}"
@@ -153,8 +153,8 @@ class Hardtanh(Module):
 
 class SELU(_Inplace):
 
-    def forward(self, x):
-        return F.selu(x, self.inplace)
+    def forward(self, input):
+        return F.selu(input, self.inplace)
 
 
 class CELU(Module):
@@ -163,8 +163,8 @@ class CELU(Module):
         super().__init__()
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
-        return F.celu(x, self.alpha, self.inplace)
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace_str(self.inplace)}"
@@ -183,8 +183,8 @@ class PReLU(Module):
         with plugrad.no_grad():
             self.weight.fill_(self.init)
 
-    def forward(self, x):
-        return F.prelu(x, self.weight)
+    def forward(self, input):
+        return F.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
@@ -196,8 +196,8 @@ class RReLU(Module):
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
-    def forward(self, x):
-        return F.rrelu(x, self.lower, self.upper, self.training, self.inplace)
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}{_inplace_str(self.inplace)}"
@@ -205,14 +205,14 @@ class RReLU(Module):
 
 class Hardswish(_Inplace):
 
-    def forward(self, x):
-        return F.hardswish(x, self.inplace)
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
 
 
 class Hardsigmoid(_Inplace):
 
-    def forward(self, x):
-        return F.hardsigmoid(x, self.inplace)
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
 
 
 class Hardshrink(Module):
@@ -221,8 +221,8 @@ class Hardshrink(Module):
         super().__init__()
         self.lambd = lambd
 
-    def forward(self, x):
-        return F.hardshrink(x, self.lambd)
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
@@ -230,26 +230,26 @@ class Hardshrink(Module):
 
 class Softshrink(Hardshrink):
 
-    def forward(self, x):
-        return F.softshrink(x, self.lambd)
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
 
 
 class Tanhshrink(Module):
 
-    def forward(self, x):
-        return F.tanhshrink(x)
+    def forward(self, input):
+        return F.tanhshrink(input)
 
 
 class Softsign(Module):
 
-    def forward(self, x):
-        return F.softsign(x)
+    def forward(self, input):
+        return F.softsign(input)
 
 
 class LogSigmoid(Module):
 
-    def forward(self, x):
-        return F.logsigmoid(x)
+    def forward(self, input):
+        return F.logsigmoid(input)
 
 
 class Threshold(Module):
@@ -258,8 +258,8 @@ class Threshold(Module):
         super().__init__()
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, x):
-        return F.threshold(x, self.threshold, self.value, self.inplace)
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}{_inplace_str(self.inplace)}"
@@ -271,8 +271,8 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
-        return F.glu(x, self.dim)
+    def forward(self, input):
+        return F.glu(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -280,18 +280,18 @@ class GLU(Module):
 
 class Softmin(_DimModule):
 
-    def forward(self, x):
-        return F.softmin(x, self.dim)
+    def forward(self, input):
+        return F.softmin(input, self.dim)
 
 
 class Softmax2d(Module):
     """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)`` inputs."""
 
-    def forward(self, x):
-        if x.dim() not in (3, 4):
-            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.dim()}D "
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              f"instead")
-        return F.softmax(x, -3)
+        return F.softmax(input, -3)
 
 
 # PyTorch keeps MultiheadAttention in torch.nn.modules.activation; importers find it here too.

@@ -89,10 +89,10 @@ class Sequential(_IndexedModules):
                              f"{type(other).__name__} is given.")
         return Sequential(*self, *other)
 
-    def forward(self, x):
+    def forward(self, input):
         for m in self._modules.values():
-            x = m(x)
-        return x
+            input = m(input)
+        return input
 
 
 class ModuleList(_IndexedModules):

@@ -79,16 +79,16 @@ class Conv1d(_ConvNd):
 
     _n = 1
 
-    def forward(self, x):
-        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
 class Conv2d(_ConvNd):
     """2-D convolution over (N, C, H, W) or (C, H, W) inputs."""
 
-    def forward(self, x):
-        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 # PyTorch keeps the transposed convolutions in this module too (torch.nn.modules.conv.X)

@@ -75,16 +75,16 @@ class ConvTranspose1d(_ConvTransposeNd):
 
     _n = 1
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution over (N, C, H, W) or (C, H, W) inputs."""
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)

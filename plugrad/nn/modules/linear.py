@@ -20,8 +20,8 @@ class Identity(Module):
     def __init__(self, *args, **kwargs):
         super().__init__()
 
-    def forward(self, x):
-        return x
+    def forward(self, input):
+        return input
 
 
 class Linear(Module):
@@ -41,8 +41,8 @@ class Linear(Module):
     def reset_parameters(self) -> None:
         init._default_(self.weight, self.bias)
 
-    def forward(self, x):
-        return F.linear(x, self.weight, self.bias)
+    def forward(self, input):
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -71,8 +71,8 @@ class Bilinear(Module):
         if self.bias is not None:
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x1, x2):
-        return F.bilinear(x1, x2, self.weight, self.bias)
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

@@ -18,8 +18,8 @@ class Dropout(Module):
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = p, inplace
 
-    def forward(self, x):
-        return F.dropout(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -57,8 +57,8 @@ class Embedding(Module):
             with plugrad.no_grad():
                 self.weight[self.padding_idx] = 0.0
 
-    def forward(self, x):
-        return F.embedding(x, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     @classmethod
@@ -89,8 +89,8 @@ class Flatten(Module):
         super().__init__()
         self.start_dim, self.end_dim = start_dim, end_dim
 
-    def forward(self, x):
-        return x.flatten(self.start_dim, self.end_dim)
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -102,8 +102,8 @@ class Unflatten(Module):
         super().__init__()
         self.dim, self.unflattened_size = dim, tuple(unflattened_size)
 
-    def forward(self, x):
-        return x.unflatten(self.dim, self.unflattened_size)
+    def forward(self, input):
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
@@ -112,36 +112,36 @@ class Unflatten(Module):
 class Dropout1d(Dropout):
     """Zeroes whole channels of ``(N, C, L)`` / ``(C, L)`` inputs in training."""
 
-    def forward(self, x):
-        return F.dropout1d(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(Dropout):
     """Zeroes whole channels of ``(N, C, H, W)`` inputs in training."""
 
-    def forward(self, x):
-        return F.dropout2d(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(Dropout):
     """Zeroes whole channels of ``(N, C, D, H, W)`` inputs in training."""
 
-    def forward(self, x):
-        return F.dropout3d(x, self.p, self.training, self.inplace)
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(Dropout):
     """Dropout keeping SELU's self-normalising statistics."""
 
-    def forward(self, x):
-        return F.alpha_dropout(x, self.p, self.training)
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(Dropout):
     """Alpha dropout of whole channels."""
 
-    def forward(self, x):
-        return F.feature_alpha_dropout(x, self.p, self.training)
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
 
 
 class EmbeddingBag(Module):

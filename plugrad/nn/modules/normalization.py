@@ -65,11 +65,11 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         _reset_affine(self)
 
-    def forward(self, x):
-        if x.dim() not in self._dims:
+    def forward(self, input):
+        if input.dim() not in self._dims:
             raise ValueError(f"{type(self).__name__}: expected "
                              f"{' or '.join(f'{d}D' for d in self._dims)} input (got "
-                             f"{x.dim()}D input)")
+                             f"{input.dim()}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
@@ -77,7 +77,7 @@ class _BatchNorm(Module):
                 else self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         track = not self.training or self.track_running_stats
-        return F.batch_norm(x, self.running_mean if track else None,
+        return F.batch_norm(input, self.running_mean if track else None,
                             self.running_var if track else None, self.weight, self.bias,
                             use_batch, factor, self.eps)
 
@@ -115,8 +115,8 @@ class LayerNorm(Module):
     def reset_parameters(self) -> None:
         _reset_affine(self)
 
-    def forward(self, x):
-        return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -135,21 +135,21 @@ class _InstanceNorm(_BatchNorm):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias=bias)
 
-    def forward(self, x):
-        if x.dim() not in self._dims:
+    def forward(self, input):
+        if input.dim() not in self._dims:
             raise ValueError(f"expected {' or '.join(f'{d}D' for d in self._dims)} input "
-                             f"(got {x.dim()}D input)")
-        feature_dim = x.dim() - self._no_batch_dim
-        if x.shape[feature_dim] != self.num_features:
+                             f"(got {input.dim()}D input)")
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
                                  f"num_features ({self.num_features}), but got: "
-                                 f"{x.shape[feature_dim]}.")
+                                 f"{input.shape[feature_dim]}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. "
                           f"You can silence this warning by not passing in num_features, "
                           f"which is not used because affine=False", stacklevel=2)
-        unbatched = x.dim() == self._no_batch_dim
-        y = F.instance_norm(x.unsqueeze(0) if unbatched else x, self.running_mean,
+        unbatched = input.dim() == self._no_batch_dim
+        y = F.instance_norm(input.unsqueeze(0) if unbatched else input, self.running_mean,
                             self.running_var, self.weight, self.bias,
                             self.training or not self.track_running_stats,
                             self.momentum if self.momentum is not None else 0.0, self.eps)
@@ -190,8 +190,8 @@ class GroupNorm(Module):
     def reset_parameters(self) -> None:
         _reset_affine(self)
 
-    def forward(self, x):
-        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
@@ -234,8 +234,8 @@ class LocalResponseNorm(Module):
         super().__init__()
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
-    def forward(self, x):
-        return F.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -23,10 +23,10 @@ class _PadNd(Module):
                              f"got {padding}")
         self.padding, self.value = padding, value
 
-    def forward(self, x):
+    def forward(self, input):
         if self._mode == "constant":
-            return F.pad(x, self.padding, "constant", self.value)
-        return F.pad(x, self.padding, self._mode)
+            return F.pad(input, self.padding, "constant", self.value)
+        return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self) -> str:
         return f"{self.padding}"
@@ -50,11 +50,11 @@ class _ZeroPadNd(_PadNd):
 class _CircularPadNd(_PadNd):
     _mode = "circular"
 
-    def forward(self, x):
+    def forward(self, input):
         n = self._n
-        if x.ndim not in (n + 1, n + 2):
-            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {x.ndim}D input)")
-        return super().forward(x)
+        if input.ndim not in (n + 1, n + 2):
+            raise ValueError(f"expected {n + 1}D or {n + 2}D input (got {input.ndim}D input)")
+        return super().forward(input)
 
 
 def _family(base, prefix, mode=None):

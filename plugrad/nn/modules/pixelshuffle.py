@@ -12,8 +12,8 @@ class PixelShuffle(Module):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, x):
-        return F.pixel_shuffle(x, self.upscale_factor)
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
 
     def extra_repr(self) -> str:
         return f"upscale_factor={self.upscale_factor}"
@@ -25,8 +25,8 @@ class PixelUnshuffle(Module):
         super().__init__()
         self.downscale_factor = downscale_factor
 
-    def forward(self, x):
-        return F.pixel_unshuffle(x, self.downscale_factor)
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
 
     def extra_repr(self) -> str:
         return f"downscale_factor={self.downscale_factor}"
@@ -39,8 +39,8 @@ class Fold(Module):
         self.output_size, self.kernel_size = output_size, kernel_size
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
-    def forward(self, x):
-        return F.fold(x, self.output_size, self.kernel_size, self.dilation, self.padding,
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
                       self.stride)
 
     def extra_repr(self) -> str:
@@ -55,8 +55,8 @@ class Unfold(Module):
         self.kernel_size, self.dilation, self.padding, self.stride = (kernel_size, dilation,
                                                                       padding, stride)
 
-    def forward(self, x):
-        return F.unfold(x, self.kernel_size, self.dilation, self.padding, self.stride)
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "

@@ -19,9 +19,9 @@ class _MaxPoolNd(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
-    def forward(self, x):
+    def forward(self, input):
         return getattr(F, self._functional)(
-            x, self.kernel_size, self.stride, self.padding, self.dilation,
+            input, self.kernel_size, self.stride, self.padding, self.dilation,
             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
     def extra_repr(self) -> str:
@@ -46,9 +46,9 @@ class _AvgPoolNd(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
-    def forward(self, x):
+    def forward(self, input):
         return getattr(F, self._functional)(
-            x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
             self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
@@ -68,8 +68,8 @@ class _AdaptiveAvgPoolNd(Module):
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, x):
-        return getattr(F, self._functional)(x, self.output_size)
+    def forward(self, input):
+        return getattr(F, self._functional)(input, self.output_size)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
@@ -97,8 +97,8 @@ class AvgPool1d(Module):
         self.padding = _single(padding)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
-    def forward(self, x):
-        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
     def extra_repr(self) -> str:
@@ -115,8 +115,8 @@ class _LPPoolNd(Module):
         self.norm_type, self.kernel_size = norm_type, kernel_size
         self.stride, self.ceil_mode = stride, ceil_mode
 
-    def forward(self, x):
-        return getattr(F, self._functional)(x, float(self.norm_type), self.kernel_size,
+    def forward(self, input):
+        return getattr(F, self._functional)(input, float(self.norm_type), self.kernel_size,
                                             self.stride, self.ceil_mode)
 
     def extra_repr(self) -> str:
@@ -141,8 +141,8 @@ class _AdaptiveMaxPoolNd(Module):
         super().__init__()
         self.output_size, self.return_indices = output_size, return_indices
 
-    def forward(self, x):
-        return getattr(F, self._functional)(x, self.output_size, self.return_indices)
+    def forward(self, input):
+        return getattr(F, self._functional)(input, self.output_size, self.return_indices)
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"

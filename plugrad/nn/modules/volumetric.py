@@ -22,8 +22,8 @@ class Conv3d(_ConvNd):
 
     _n = 3
 
-    def forward(self, x):
-        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+    def forward(self, input):
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
@@ -32,9 +32,9 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     _n = 3
 
-    def forward(self, x, output_size=None):
-        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(x, output_size), self.groups,
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups,
                                   self.dilation)
 
 
