@@ -45,3 +45,29 @@ def pytest_report_header(config):
     lines = [f"plugrad devices under test: {', '.join(DEVICES)}"]
     lines += [f"skipping device {d}: {reason}" for d, reason in BUILTIN if reason]
     return lines
+
+
+# ------------------------------------------------ the differential suite's summary line
+# Here rather than in tests/differential/conftest.py: under pytest-xdist (the README's test
+# command) the controller collects nothing, so only this conftest is loaded there; each
+# worker hands its counts over at the end of its session and the controller adds them up.
+from differential.stats import STATS  # noqa: E402  (tests/ is on sys.path: rootdir conftest)
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["plugrad_differential"] = STATS.dump()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    STATS.merge(getattr(node, "workeroutput", {}).get("plugrad_differential", {}))
+
+
+def pytest_terminal_summary(terminalreporter):
+    lines = STATS.lines()
+    if lines:
+        terminalreporter.section("differential testing against torch")
+        for line in lines:
+            terminalreporter.write_line(line)

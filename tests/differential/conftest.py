@@ -1,4 +1,4 @@
-"""The state each differential test starts from, and the suite's summary line.
+"""The state each differential test starts from (the summary line: ``tests/conftest.py``).
 
 Reproducible: each op's draws are seeded by its name (``test_differential.py``), and every
 test starts from the same global state (default dtypes, grad mode, both libraries' random
@@ -7,8 +7,6 @@ generators), so a test gives the same cases and results alone or after any other
 from __future__ import annotations
 
 import pytest
-
-from .stats import STATS
 
 
 @pytest.fixture(autouse=True)
@@ -31,11 +29,3 @@ def _same_start():
         else:
             with torch.enable_grad():
                 yield
-
-
-def pytest_terminal_summary(terminalreporter):
-    lines = STATS.lines()
-    if lines:
-        terminalreporter.section("differential testing against torch")
-        for line in lines:
-            terminalreporter.write_line(line)

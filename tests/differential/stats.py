@@ -38,6 +38,20 @@ class Stats:
                                         "what": d.what, "detail": d.detail,
                                         "known": d not in unexplained}, default=str) + "\n")
 
+    _COUNTERS = ("cases", "bad", "known", "by_op", "family", "family_bad", "unexplained")
+
+    def dump(self) -> dict:
+        """The counts as JSON-able lists, for an xdist worker to hand to the controller."""
+        return {name: [[list(k) if isinstance(k, tuple) else k, n]
+                       for k, n in getattr(self, name).items()] for name in self._COUNTERS}
+
+    def merge(self, dumped: dict) -> None:
+        """Add a worker's :meth:`dump` to these counts (the controller's summary)."""
+        for name, items in dumped.items():
+            counter = getattr(self, name)
+            for k, n in items:
+                counter[tuple(k) if isinstance(k, list) else k] += n
+
     def lines(self) -> list[str]:
         out = []
         for device, n in sorted(self.cases.items()):
