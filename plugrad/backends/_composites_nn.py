@@ -240,6 +240,57 @@ class NNComposites:
         gk = self.mul(self.matmul(_mT(self, gs), q), scale)
         return _sum_to(self, gq, q.shape), _sum_to(self, gk, k.shape), _sum_to(self, gv, v.shape)
 
+    # ------------------------------------------------------------------ recurrence
+    def lstm(self, xw, h0, c0, w_hh, reverse):
+        """The steps one by one: a ``matmul`` and the gates' elementwise update each."""
+        steps, n, width = xw.shape
+        hd = width // 4
+        wt = _mT(self, w_hh)
+        h, c = h0, c0
+        outs, cells, gates = [None] * steps, [None] * steps, [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            z = self.add(_step(self, xw, t), self.matmul(h, wt))
+            s = self.sigmoid(z)
+            i, f, o = _cols(self, s, 0, hd), _cols(self, s, hd, hd), _cols(self, s, 3 * hd, hd)
+            g = self.tanh(_cols(self, z, 2 * hd, hd))
+            c = self.add(self.mul(f, c), self.mul(i, g))
+            h = self.mul(o, self.tanh(c))
+            outs[t], cells[t] = self.reshape(h, (1, n, hd)), self.reshape(c, (1, n, hd))
+            gates[t] = self.reshape(self.concat([i, f, g, o], 1), (1, n, width))
+        return self.concat(outs, 0), self.concat(cells, 0), self.concat(gates, 0)
+
+    def lstm_backward(self, g_out, g_h, g_c, h0, c0, w_hh, out, cells, gates, reverse):
+        """Back through time, last step first: each step's gate gradients from the state's,
+        then ``dh = dz w_hh``; ``g_w_hh`` one ``matmul`` over every step's ``dz`` and ``h``."""
+        steps, n, hd = cells.shape
+        order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
+        dh = self.zeros_like(h0) if g_h is None else g_h
+        dc = self.zeros_like(c0) if g_c is None else g_c
+        dzs, hprev = [None] * steps, [None] * steps
+        for k in range(steps - 1, -1, -1):
+            t = order[k]
+            if g_out is not None:
+                dh = self.add(dh, _step(self, g_out, t))
+            gt = _step(self, gates, t)
+            i, f = _cols(self, gt, 0, hd), _cols(self, gt, hd, hd)
+            g, o = _cols(self, gt, 2 * hd, hd), _cols(self, gt, 3 * hd, hd)
+            tc = self.tanh(_step(self, cells, t))
+            c_prev = c0 if k == 0 else _step(self, cells, order[k - 1])
+            dc = self.add(dc, self.mul(self.mul(dh, o), self.sub(1.0, self.mul(tc, tc))))
+            dz = self.concat([self.mul(self.mul(dc, g), self.mul(i, self.sub(1.0, i))),
+                              self.mul(self.mul(dc, c_prev), self.mul(f, self.sub(1.0, f))),
+                              self.mul(self.mul(dc, i), self.sub(1.0, self.mul(g, g))),
+                              self.mul(self.mul(dh, tc), self.mul(o, self.sub(1.0, o)))], 1)
+            dzs[t] = self.reshape(dz, (1, n, 4 * hd))
+            hprev[t] = self.reshape(h0 if k == 0 else _step(self, out, order[k - 1]),
+                                    (1, n, hd))
+            dc = self.mul(dc, f)
+            dh = self.matmul(dz, w_hh)
+        g_xw = self.concat(dzs, 0)
+        g_w = self.matmul(_mT(self, self.reshape(g_xw, (steps * n, 4 * hd))),
+                          self.reshape(self.concat(hprev, 0), (steps * n, hd)))
+        return g_xw, dh, dc, g_w
+
     # ------------------------------------------------------------------ helpers
     # module functions of the namespace, not methods: the composites also run on the
     # differentiable Tensor ops (higher-order gradients of the fused kernels), which have
@@ -266,3 +317,14 @@ def _sum_to(F, x, shape):
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
                                       if n == 1 and x.shape[lead + i] != 1)
     return F.reshape(F.sum(x, axes, True), shape)
+
+
+def _step(F, a, t):
+    """Step ``t`` of a ``(T, N, W)`` array, as ``(N, W)``."""
+    _, n, w = a.shape
+    return F.reshape(F.slice(a, (slice(t, t + 1, 1), slice(0, n, 1), slice(0, w, 1))), (n, w))
+
+
+def _cols(F, a, start, width):
+    """Columns ``start:start + width`` of an ``(N, W)`` array."""
+    return F.slice(a, (slice(0, a.shape[0], 1), slice(start, start + width, 1)))

@@ -120,3 +120,23 @@ class NNKernels:
         are summed over the leading axes; an entry is None where ``output_mask[i]`` is False
         (``gw`` also where ``weight`` is None)."""
         return _C.layer_norm_backward(self, g, x, weight, mean, rstd, n_axes, output_mask)
+
+    # ------------------------------------------------------------------ nn: recurrence
+    def lstm(self, xw, h0, c0, w_hh, reverse: bool):
+        """One LSTM layer in one direction (PyTorch's gate order i, f, g, o). ``xw``
+        ``(T, N, 4H)`` holds every step's input projection with both biases added, ``h0``
+        and ``c0`` ``(N, H)`` the initial state, ``w_hh`` ``(4H, H)``. Steps run ``t = 0 ..
+        T-1``, or ``T-1 .. 0`` when ``reverse``; each: ``z = xw[t] + h w_hh^T``, ``i, f, o``
+        the ``sigmoid`` and ``g`` the ``tanh`` of their quarters of ``z``, ``c = f c + i g``,
+        ``h = o tanh(c)``. Returns ``(out, cells, gates)``: every step's ``h`` and ``c``
+        ``(T, N, H)`` and its activated gates ``[i, f, g, o]`` ``(T, N, 4H)``, all new arrays."""
+        return _C.lstm(self, xw, h0, c0, w_hh, reverse)
+
+    def lstm_backward(self, g_out, g_h, g_c, h0, c0, w_hh, out, cells, gates, reverse: bool):
+        """Gradients ``(g_xw, g_h0, g_c0, g_w_hh)`` of :meth:`lstm` (back through time),
+        given the gradients of ``out`` ``(T, N, H)`` and of the last step's ``h`` and ``c``
+        ``(N, H)`` (step ``T-1``, or 0 when ``reverse``; each of the three may be None for
+        zero), the inputs ``h0``, ``c0``, ``w_hh`` and the ``out``, ``cells``, ``gates`` that
+        :meth:`lstm` returned. Each gradient has its input's shape."""
+        return _C.lstm_backward(self, g_out, g_h, g_c, h0, c0, w_hh, out, cells, gates,
+                                reverse)

@@ -19,6 +19,7 @@ import contextlib
 import math
 
 from plugrad.backends._xp_linalg import XpLinalgKernels
+from plugrad.backends._xp_recurrent import XpRecurrentKernels
 from plugrad.backends._xp_windows import XpWindowKernels
 from plugrad.backends.array_api import along_axis_key
 
@@ -28,10 +29,11 @@ _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 
-class XpKernels(XpWindowKernels, XpLinalgKernels):
+class XpKernels(XpWindowKernels, XpLinalgKernels, XpRecurrentKernels):
     """The nn and activation kernels over ``self.xp`` (mixed into NumPy's and CuPy's backends;
     the window kernels are in :class:`~plugrad.backends._xp_windows.XpWindowKernels`, the
-    linear-algebra ones in :class:`~plugrad.backends._xp_linalg.XpLinalgKernels`)."""
+    linear-algebra ones in :class:`~plugrad.backends._xp_linalg.XpLinalgKernels`, the LSTM
+    layer in :class:`~plugrad.backends._xp_recurrent.XpRecurrentKernels`)."""
 
     def _fused(self, name: str, *arrays):
         """The result of the fused elementwise kernel ``name`` on ``arrays``, or None where

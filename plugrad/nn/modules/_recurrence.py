@@ -1,7 +1,9 @@
 """The recurrences behind ``nn.RNN``/``LSTM``/``GRU`` and their cells, on public Tensor ops.
 
-Per layer and direction the input of every time step is projected with one ``linear``; each
-step then costs one matmul (``h @ W_hh^T``) and one *pointwise node*: an
+Per layer and direction the input of every time step is projected with one ``linear``. An
+LSTM layer over steps of equal batch and without projection is then one node on the
+backend's ``lstm``/``lstm_backward`` kernels (:mod:`plugrad.core.ops.recurrent`). Otherwise each
+step costs one matmul (``h @ W_hh^T``) and one *pointwise node*: an
 ``autograd.Function`` that computes the cell's elementwise part (gates, state update) under
 ``no_grad`` and has a hand-written backward. Compared with recording each elementwise op,
 this keeps the graph at two nodes per step and avoids the gate slices' gradients, each of
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import plugrad
 from plugrad.autograd import Function
+from plugrad.core.ops.recurrent import fusable as _lstm_fusable
+from plugrad.core.ops.recurrent import fused_lstm as _fused_lstm
 from plugrad.nn import functional as F
 
 
@@ -175,8 +179,14 @@ def run_direction(mode, x, batch_sizes, h, c, weights, reverse: bool):
     the initial state for the whole batch. Returns the output rows (same layout as ``x``)
     and the final state of every sequence (each taken at its own last step)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    steps = split_steps(F.linear(x, w_ih, input_bias(mode, b_ih, b_hh)), batch_sizes)
+    projected = F.linear(x, w_ih, input_bias(mode, b_ih, b_hh))
     full = batch_sizes[0]
+    if mode == "LSTM" and w_hr is None and batch_sizes.count(full) == len(batch_sizes):
+        xw = projected.reshape(len(batch_sizes), full, projected.shape[-1])
+        if _lstm_fusable(xw, h, c, w_hh):  # the whole recurrence as one node
+            out, h_n, c_n = _fused_lstm(xw, h, c, w_hh, reverse)
+            return out.reshape(-1, out.shape[-1]), h_n, c_n
+    steps = split_steps(projected, batch_sizes)
     outs = [None] * len(batch_sizes)
     if not reverse:
         done_h, done_c = [], []  # states of sequences that ended, in order of ending

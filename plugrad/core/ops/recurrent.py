@@ -1,0 +1,74 @@
+"""One LSTM layer (one direction, padded steps) as one node on the backend's fused kernels.
+
+``nn.LSTM`` comes here when every sequence has the same length and there is no projection:
+one ``lstm`` kernel call runs the whole recurrence on bare arrays (no Tensor, no node per
+step) and one ``lstm_backward`` call runs back-propagation through time, instead of two
+nodes and a dozen recorded ops per step. A backend without the kernels gets their
+composites (the same steps in primitives). Higher-order gradients go through the fused
+kernels' Tensor binding (:mod:`plugrad.core.ops.fused`), which differentiates those
+composites.
+"""
+from __future__ import annotations
+
+from plugrad.core.autograd import engine
+from plugrad.core.autograd.node import OUTPUT, KeepsOutput
+from plugrad.core.autograd.record import any_recording, record
+from plugrad.core.tensor import Tensor, _wrap
+
+
+class LstmLayerBackward0(KeepsOutput):
+    """Back through time with the saved gates and states. The Tensor binding recomputes
+    them with the forward kernel itself (the same values, now functions of the inputs), so
+    second-order gradients see how they depend on them."""
+
+    n_outputs = 3  # out, h_n, c_n
+
+    def grad(self, F, g, xw, h0, c0, w_hh, out, cells, gates):
+        g_out, g_h, g_c = g
+        if g_out is None and g_h is None and g_c is None:
+            return None, None, None, None
+        return F.lstm_backward(g_out, g_h, g_c, h0, c0, w_hh, out, cells, gates, self.reverse)
+
+    def saved_tensors(self):
+        xw, h0, c0, w_hh, _ = self.saved
+        out, cells, gates = engine.tensor_ops_for(self.k).lstm(xw, h0, c0, w_hh, self.reverse)
+        return xw, h0, c0, w_hh, out, cells, gates
+
+
+def fusable(xw, h0, c0, w_hh) -> bool:
+    """Whether the fused kernels compute exactly this layer: Tensors of one floating dtype
+    and device, ``xw`` ``(T, N, 4H)`` with ``T >= 1``, states ``(N, H)``, ``w_hh`` ``(4H, H)``."""
+    ts = (xw, h0, c0, w_hh)
+    if not all(isinstance(t, Tensor) for t in ts):
+        return False
+    if not xw.dtype.is_floating_point or any(t.dtype is not xw.dtype or t.device != xw.device
+                                             for t in ts):
+        return False
+    if xw.ndim != 3 or h0.ndim != 2 or xw.shape[0] < 1:
+        return False
+    n, hd = h0.shape
+    return (tuple(xw.shape[1:]) == (n, 4 * hd) and tuple(c0.shape) == (n, hd)
+            and tuple(w_hh.shape) == (4 * hd, hd))
+
+
+def fused_lstm(xw, h0, c0, w_hh, reverse: bool):
+    """``(out, h_n, c_n)`` of one LSTM layer over the projected input ``xw`` ``(T, N, 4H)``
+    (both biases included) from ``(h0, c0)``, as one node (see :func:`fusable`)."""
+    k = xw._k
+    out, cells, gates = k.lstm(xw._data, h0._data, c0._data, w_hh._data, bool(reverse))
+    steps, (n, hd) = xw.shape[0], h0.shape
+    last = 0 if reverse else steps - 1
+    key = (slice(last, last + 1, 1), slice(0, n, 1), slice(0, hd, 1))
+    dt, dev = xw.dtype, xw.device
+    r = _wrap(out, dt, dev, k)
+    # h_n and c_n own their arrays: an in-place change of either leaves the saved states alone
+    h_n = _wrap(k.copy(k.reshape(k.slice(out, key), (n, hd))), dt, dev, k)
+    c_n = _wrap(k.copy(k.reshape(k.slice(cells, key), (n, hd))), dt, dev, k)
+    if any_recording((xw, h0, c0, w_hh)):
+        node = LstmLayerBackward0()
+        node.reverse = bool(reverse)
+        record(r, node, (xw, h0, c0, w_hh), (xw, h0, c0, w_hh, OUTPUT),
+               (None, h0._data, c0._data, w_hh._data, out, cells, gates))
+        for nr, t in ((1, h_n), (2, c_n)):
+            t.grad_fn, t._rg, t._output_nr = node, True, nr
+    return r, h_n, c_n
