@@ -153,3 +153,38 @@ def _unfold2d(g, args, ins):
                   strides=list(stride), pads=pads, dilations=list(dilation))
     out_dims = g.trace.dims[ins.outs]
     return g.reshape(cols, (), (n, c) + tuple(out_dims[2:]))
+
+
+@converts("lstm")
+def _lstm(g, args, ins):
+    """The recurrence unrolled over its (static) steps, as the kernel's composite: a MatMul
+    and the gates' elementwise update per step; the gates only where something reads them."""
+    xw, h0, c0, w_hh, reverse = args
+    _, (xn, h, c, w) = operands(g, xw, h0, c0, w_hh)
+    steps, _, width = g.dims(xw)
+    if isinstance(steps, Dyn) or isinstance(width, Dyn):
+        g.unsupported("an LSTM over a dynamic number of steps or features")
+    hd = width // 4
+    wt = g.node("Transpose", [w], perm=[1, 0])
+    axis0, axis1 = g.ints([0]), g.ints([1])
+
+    def cut(a, lo, hi, axis):
+        return g.node("Slice", [a, g.ints([lo]), g.ints([hi]), axis])
+
+    want_gates = ins.outs[2] in g.live
+    outs, cells, gates = [None] * steps, [None] * steps, [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        z = g.node("Add", [g.node("Squeeze", [cut(xn, t, t + 1, axis0), axis0]),
+                           g.node("MatMul", [h, wt])])
+        s = g.node("Sigmoid", [z])
+        i, f, o = cut(s, 0, hd, axis1), cut(s, hd, 2 * hd, axis1), cut(s, 3 * hd, width, axis1)
+        gg = g.node("Tanh", [cut(z, 2 * hd, 3 * hd, axis1)])
+        c = g.node("Add", [g.node("Mul", [f, c]), g.node("Mul", [i, gg])])
+        h = g.node("Mul", [o, g.node("Tanh", [c])])
+        outs[t], cells[t] = g.node("Unsqueeze", [h, axis0]), g.node("Unsqueeze", [c, axis0])
+        if want_gates:
+            gates[t] = g.node("Unsqueeze", [g.node("Concat", [i, f, gg, o], axis=1), axis0])
+
+    def join(parts):
+        return parts[0] if steps == 1 else g.node("Concat", parts, axis=0)
+    return join(outs), join(cells), (join(gates) if want_gates else None)

@@ -1508,6 +1508,7 @@ from plugrad.testing._opdb_nn import NOT_OPS_NN  # noqa: E402 - its entries need
 from plugrad.testing import _opdb_linalg  # noqa: E402,F401 - plugrad.linalg's entries
 from plugrad.testing import _opdb_spatial  # noqa: E402,F401 - transposed conv, pools, resampling
 from plugrad.testing import _opdb_math  # noqa: E402,F401 - the math ops' entries
+from plugrad.testing import _opdb_recurrent  # noqa: E402,F401 - lstm kernels
 
 NOT_OPS.update(NOT_OPS_NN)
 from plugrad.testing._opdb_layers import NOT_OPS_LAYERS  # noqa: E402 - issue 15's layers
