@@ -4,9 +4,11 @@
 A recurrence cannot be vectorised over time, so what is left per step is kept to the
 matmul and a few in-place passes into preallocated ``(T, N, *)`` buffers: the gate
 activations are written straight into the saved ``gates``, the cell state into ``cells``,
-the hidden state into ``out``. Backward computes every factor that does not depend on the
-incoming gradient for all steps at once, so a step is two fused multiplies, two updates
-and one matmul; the weight gradient is one matmul over all steps. float16/bfloat16 take
+the hidden state into ``out`` (laid out batch-major when ``xw`` is, as a batch-first
+caller's projection is, so the caller's next ``linear`` needs no copy). Backward works step by step too, on ``(N, 4H)`` scratch
+arrays that stay in cache (vectorising the gate derivatives over all steps was slower:
+those passes over ``(T, N, 4H)`` run at memory speed), writing each step's gate gradient
+into the result; the weight gradient is one matmul over all steps. float16/bfloat16 take
 the composite (NumPy's matmul has no ``out=`` of those dtypes).
 """
 from __future__ import annotations
@@ -14,6 +16,26 @@ from __future__ import annotations
 from plugrad.backends.composites import Composites as _C
 
 _FAST = ("float32", "float64")
+
+
+def _batch_major(a) -> bool:
+    """Whether the ``(T, N, W)`` array ``a`` is laid out ``(N, T, W)`` in memory (the
+    transpose of a contiguous batch-first array)."""
+    return a.ndim == 3 and a.shape[0] > 1 and a.shape[1] > 1 and a.strides[0] < a.strides[1]
+
+
+def _along(a, axis: int, key):
+    """``a`` indexed by ``key`` along ``axis`` (0 or 1)."""
+    return a[key] if axis == 0 else a[:, key]
+
+
+def _like(xp, a, width):
+    """A new ``(T, N, width)`` array in ``a``'s memory order (batch-major or step-major), so
+    that a batch-first caller reads the result without a copy."""
+    steps, n = a.shape[0], a.shape[1]
+    if _batch_major(a):
+        return xp.empty((n, steps, width), dtype=a.dtype).transpose(1, 0, 2)
+    return xp.empty((steps, n, width), dtype=a.dtype)
 
 
 class XpRecurrentKernels:
@@ -29,7 +51,7 @@ class XpRecurrentKernels:
         hd = width // 4
         gates = xp.empty((steps, n, width), dtype=xw.dtype)
         cells = xp.empty((steps, n, hd), dtype=xw.dtype)
-        out = xp.empty((steps, n, hd), dtype=xw.dtype)
+        out = _like(xp, xw, hd)
         wt = w_hh.T
         h, c = h0, c0
         with self._quiet():  # exp(-z) overflows to inf for very negative z: sigmoid 0
@@ -61,45 +83,49 @@ class XpRecurrentKernels:
                                     reverse)
         xp = self.xp
         steps, n, hd = cells.shape
+        width = 4 * hd
+        dz = _like(xp, out, width)  # the layout of xw, where g_xw goes
+        dh = xp.zeros((n, hd), dtype=cells.dtype) if g_h is None else g_h.copy()
+        dc = xp.zeros((n, hd), dtype=cells.dtype) if g_c is None else g_c.copy()
+        tc, tmp = xp.empty((n, hd), dtype=cells.dtype), xp.empty((n, hd), dtype=cells.dtype)
+        q = xp.empty((n, width), dtype=cells.dtype)
+        first = steps - 1 if reverse else 0  # the step whose state before is (h0, c0)
         with self._quiet():
-            # the state before each step, in step order
-            if reverse:
-                c_prev = xp.concatenate([cells[1:], c0[None]], axis=0)
-                h_prev = xp.concatenate([out[1:], h0[None]], axis=0)
-            else:
-                c_prev = xp.concatenate([c0[None], cells[:-1]], axis=0)
-                h_prev = xp.concatenate([h0[None], out[:-1]], axis=0)
-            g4 = gates.reshape(steps, n, 4, hd)
-            i, f, g, o = g4[:, :, 0], g4[:, :, 1], g4[:, :, 2], g4[:, :, 3]
-            tc = xp.tanh(cells)
-            # d c_t / d h_t: o (1 - tanh(c)^2); the gate factors dz = [dc, dc, dc, dh] * fac
-            dcdh = tc * tc
-            xp.subtract(1.0, dcdh, out=dcdh)
-            dcdh *= o
-            fac = xp.empty((steps, n, 4, hd), dtype=cells.dtype)
-            xp.multiply(i, 1.0 - i, out=fac[:, :, 0])
-            fac[:, :, 0] *= g
-            xp.multiply(f, 1.0 - f, out=fac[:, :, 1])
-            fac[:, :, 1] *= c_prev
-            xp.multiply(g, g, out=fac[:, :, 2])
-            xp.subtract(1.0, fac[:, :, 2], out=fac[:, :, 2])
-            fac[:, :, 2] *= i
-            xp.multiply(o, 1.0 - o, out=fac[:, :, 3])
-            fac[:, :, 3] *= tc
-            dz = xp.empty((steps, n, 4, hd), dtype=cells.dtype)
-            dh = xp.zeros((n, hd), dtype=cells.dtype) if g_h is None else g_h.copy()
-            dc = xp.zeros((n, hd), dtype=cells.dtype) if g_c is None else g_c.copy()
-            tmp = xp.empty((n, hd), dtype=cells.dtype)
             for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+                s = gates[t]
+                i, f, g, o = s[:, :hd], s[:, hd:2 * hd], s[:, 2 * hd:3 * hd], s[:, 3 * hd:]
                 if g_out is not None:
                     dh += g_out[t]
-                xp.multiply(dh, dcdh[t], out=tmp)
+                xp.tanh(cells[t], out=tc)
+                xp.multiply(tc, tc, out=tmp)  # dc += dh o (1 - tanh(c)^2)
+                xp.subtract(1.0, tmp, out=tmp)
+                tmp *= o
+                tmp *= dh
                 dc += tmp
-                zt = dz[t]
-                xp.multiply(fac[t, :, :3], dc[:, None, :], out=zt[:, :3])
-                xp.multiply(fac[t, :, 3], dh, out=zt[:, 3])
-                dc *= f[t]
-                xp.matmul(zt.reshape(n, 4 * hd), w_hh, out=dh)
-            g_xw = dz.reshape(steps, n, 4 * hd)
-            g_w = xp.matmul(g_xw.reshape(steps * n, 4 * hd).T, h_prev.reshape(steps * n, hd))
+                xp.subtract(1.0, s, out=q)  # the gates' derivatives: s (1 - s), 1 - g^2
+                q *= s
+                qg = q[:, 2 * hd:3 * hd]
+                xp.multiply(g, g, out=qg)
+                xp.subtract(1.0, qg, out=qg)
+                z = dz[t]  # dz = [dc g, dc c_prev, dc i, dh tanh(c)] * q
+                xp.multiply(dc, g, out=z[:, :hd])
+                xp.multiply(dc, c0 if t == first else cells[t + 1 if reverse else t - 1],
+                            out=z[:, hd:2 * hd])
+                xp.multiply(dc, i, out=z[:, 2 * hd:3 * hd])
+                xp.multiply(dh, tc, out=z[:, 3 * hd:])
+                z *= q
+                dc *= f
+                xp.matmul(z, w_hh, out=dh)
+            # the weight gradient: one matmul over the steps in dz's memory order
+            ax = 1 if _batch_major(dz) else 0  # the step axis of the buffers
+            src, rows_dz = (out.transpose(1, 0, 2), dz.transpose(1, 0, 2)) if ax else (out, dz)
+            h_prev = xp.empty(src.shape, dtype=cells.dtype)  # the state before each step
+            if reverse:
+                _along(h_prev, ax, slice(0, steps - 1))[...] = _along(src, ax, slice(1, steps))
+                _along(h_prev, ax, steps - 1)[...] = h0
+            else:
+                _along(h_prev, ax, slice(1, steps))[...] = _along(src, ax, slice(0, steps - 1))
+                _along(h_prev, ax, 0)[...] = h0
+            g_w = xp.matmul(rows_dz.reshape(steps * n, width).T, h_prev.reshape(steps * n, hd))
+            g_xw = dz
         return g_xw, dh, dc, g_w

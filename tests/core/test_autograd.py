@@ -290,3 +290,14 @@ def test_autograd_backward_several_roots(device):
     x = leaf([1.0, 2.0], device)
     torch.autograd.backward([(x * 2).sum(), x * 3], [None, torch.ones(2, device=device)])
     assert x.grad.tolist() == [5.0, 5.0]
+
+
+def test_leaf_that_is_gone_used_twice():
+    """A leaf only the graph refers to (made inline) and used by two ops: backward adds its
+    two gradients with the table it was made on (the accumulator's weak reference is dead),
+    as PyTorch runs such a graph without complaint."""
+    def loss():
+        x = torch.randn(3, requires_grad=True)
+        return x.sum() + (x * 2).sum()
+    loss().backward()
+    loss().backward(create_graph=True)

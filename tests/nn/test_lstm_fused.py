@@ -146,10 +146,14 @@ def _kernel_case(dtype, reverse, steps=5, n=3, hd=4):
 @pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float64", 1e-12)])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("grads", ["all", "out", "states"])
-def test_numpy_kernels_agree_with_composites(dtype, tol, reverse, grads):
+@pytest.mark.parametrize("batch_major", [False, True])
+def test_numpy_kernels_agree_with_composites(dtype, tol, reverse, grads, batch_major):
     k = NumPyBackend()
     xw, h0, c0, w, _ = _kernel_case(dtype, reverse)
+    if batch_major:  # a batch-first caller's projection: out and g_xw follow its layout
+        xw = np.ascontiguousarray(xw.transpose(1, 0, 2)).transpose(1, 0, 2)
     fast = k.lstm(xw, h0, c0, w, reverse)
+    assert (fast[0].strides[0] < fast[0].strides[1]) == batch_major
     slow = Backend.lstm(k, xw, h0, c0, w, reverse)
     for a, b in zip(fast, slow):
         assert a.dtype == b.dtype and a.shape == b.shape

@@ -181,6 +181,7 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self._variable = weakref.ref(variable)
         self.version_counter = variable._vc  # views of the leaf share it (in-place checks)
+        self._k_made = variable._k  # adds the gradients of a leaf that is gone (used twice)
 
     @property
     def variable(self):
@@ -188,7 +189,8 @@ class AccumulateGrad(Node):
 
     @property
     def k(self):  # the leaf's table now (``.data`` or ``module.to`` may have moved it)
-        return self._variable()._k
+        v = self._variable()
+        return self._k_made if v is None else v._k
 
     @property
     def device(self):

@@ -1,15 +1,16 @@
 """The recurrences behind ``nn.RNN``/``LSTM``/``GRU`` and their cells, on public Tensor ops.
 
-Per layer and direction the input of every time step is projected with one ``linear``. An
-LSTM layer over steps of equal batch and without projection is then one node on the
-backend's ``lstm``/``lstm_backward`` kernels (:mod:`plugrad.core.ops.recurrent`). Otherwise each
-step costs one matmul (``h @ W_hh^T``) and one *pointwise node*: an
-``autograd.Function`` that computes the cell's elementwise part (gates, state update) under
-``no_grad`` and has a hand-written backward. Compared with recording each elementwise op,
-this keeps the graph at two nodes per step and avoids the gate slices' gradients, each of
-which would be padded back to the full gate width. The per-step views of the projected input
-come from one multi-output node (:class:`_Split`) whose backward is a single ``cat``: a
-chain of ``narrow`` nodes would pad every step's gradient to the whole sequence.
+An LSTM without projection over padded input runs each layer and direction as one node on
+the backend's ``lstm``/``lstm_backward`` kernels (:func:`run_lstm_padded`,
+:mod:`plugrad.core.ops.recurrent`). Otherwise, per layer and direction, the input of every
+time step is projected with one ``linear``, and each step costs one matmul (``h @ W_hh^T``)
+and one *pointwise node*: an ``autograd.Function`` that computes the cell's elementwise part
+(gates, state update) under ``no_grad`` and has a hand-written backward. Compared with
+recording each elementwise op, this keeps the graph at two nodes per step and avoids the gate
+slices' gradients, each of which would be padded back to the full gate width. The per-step
+views of the projected input come from one multi-output node (:class:`_Split`) whose
+backward is a single ``cat``: a chain of ``narrow`` nodes would pad every step's gradient to
+the whole sequence.
 
 The backward formulas are Tensor ops, so ``create_graph=True`` works: there each node
 recomputes its intermediates from its (graph-connected) inputs instead of using the saved,
@@ -179,14 +180,8 @@ def run_direction(mode, x, batch_sizes, h, c, weights, reverse: bool):
     the initial state for the whole batch. Returns the output rows (same layout as ``x``)
     and the final state of every sequence (each taken at its own last step)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    projected = F.linear(x, w_ih, input_bias(mode, b_ih, b_hh))
+    steps = split_steps(F.linear(x, w_ih, input_bias(mode, b_ih, b_hh)), batch_sizes)
     full = batch_sizes[0]
-    if mode == "LSTM" and w_hr is None and batch_sizes.count(full) == len(batch_sizes):
-        xw = projected.reshape(len(batch_sizes), full, projected.shape[-1])
-        if _lstm_fusable(xw, h, c, w_hh):  # the whole recurrence as one node
-            out, h_n, c_n = _fused_lstm(xw, h, c, w_hh, reverse)
-            return out.reshape(-1, out.shape[-1]), h_n, c_n
-    steps = split_steps(projected, batch_sizes)
     outs = [None] * len(batch_sizes)
     if not reverse:
         done_h, done_c = [], []  # states of sequences that ended, in order of ending
@@ -238,3 +233,38 @@ def run_layers(mode, x, batch_sizes, hx, cx, groups, num_layers: int, num_direct
         if dropout and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
     return x, plugrad.stack(h_n, 0), (plugrad.stack(c_n, 0) if cx is not None else None)
+
+
+# ---------------------------------------------------------------------- fused LSTM layers
+def _project(x, w_ih, bias):
+    """``linear`` of a ``(T, N, E)`` view in the order its memory has (batch-major when it
+    is the transpose of a contiguous ``(N, T, E)``), so that no copy is made either way."""
+    if not x.is_contiguous() and x.transpose(0, 1).is_contiguous():
+        return F.linear(x.transpose(0, 1), w_ih, bias).transpose(0, 1)
+    return F.linear(x, w_ih, bias)
+
+
+def run_lstm_padded(x, hx, cx, groups, num_layers: int, num_directions: int, dropout: float,
+                    training: bool):
+    """All layers and directions of an LSTM without projection over padded ``x`` ``(T, N,
+    E)``, each one node on the ``lstm`` kernels (:mod:`plugrad.core.ops.recurrent`):
+    ``(output (T, N, D*H), h_n, c_n)``, or None where the kernels do not apply (then
+    nothing was recorded that anything reads)."""
+    hs, cs = hx.unbind(0), cx.unbind(0)
+    h_n, c_n = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(num_directions):
+            k = layer * num_directions + d
+            w_ih, w_hh, b_ih, b_hh, _ = groups[k]
+            xw = _project(x, w_ih, input_bias("LSTM", b_ih, b_hh))
+            if not _lstm_fusable(xw, hs[k], cs[k], w_hh):
+                return None
+            out, h, c = _fused_lstm(xw, hs[k], cs[k], w_hh, d == 1)
+            outs.append(out)
+            h_n.append(h)
+            c_n.append(c)
+        x = outs[0] if num_directions == 1 else plugrad.cat(outs, -1)
+        if dropout and training and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    return x, plugrad.stack(h_n, 0), plugrad.stack(c_n, 0)

@@ -15,7 +15,8 @@ import plugrad
 from plugrad import Tensor
 from plugrad.nn import functional as F
 from plugrad.nn import init
-from plugrad.nn.modules._recurrence import input_bias, rnn_step, run_layers
+from plugrad.nn.modules._recurrence import input_bias, rnn_step, run_layers, \
+    run_lstm_padded
 from plugrad.nn.modules.module import Module
 from plugrad.nn.parameter import Parameter
 from plugrad.nn.utils.rnn import PackedSequence
@@ -143,7 +144,7 @@ class RNNBase(Module):
 
     def _prepare_input(self, input):
         """``(rows, batch_sizes, batch, unbatched, sorted_indices)``: the input as packed rows
-        (time step by time step), whatever form it came in."""
+        (time step by time step) for a PackedSequence, else as a ``(T, N, *)`` view."""
         name = type(self).__name__
         if isinstance(input, PackedSequence):
             data = input.data
@@ -162,11 +163,10 @@ class RNNBase(Module):
                 raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D "
                                  f"instead")
             unbatched = input.dim() == 2
-            x = input.unsqueeze(1) if unbatched else \
-                (input.transpose(0, 1) if self.batch_first else input)
-            steps, batch = x.shape[0], x.shape[1]
-            rows = x.reshape(steps * batch, x.shape[2])
-            batch_sizes, sorted_indices = [batch] * steps, None
+            rows = input.unsqueeze(1) if unbatched else \
+                (input.transpose(0, 1) if self.batch_first else input)  # (T, N, *): a view
+            batch_sizes, sorted_indices = [rows.shape[1]] * rows.shape[0], None
+            batch = rows.shape[1]
         if rows.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {rows.shape[-1]}")
@@ -219,9 +219,20 @@ class RNNBase(Module):
                                  sorted_indices)
         c0 = self._initial_state(cx, "hidden[1]", rows, batch, unbatched, sorted_indices,
                                  cell=True) if lstm else None
-        out, h_n, c_n = run_layers(self.mode, rows, batch_sizes, h0, c0, self._weight_groups(),
-                                   self.num_layers, 2 if self.bidirectional else 1,
-                                   self.dropout, self.training)
+        directions = 2 if self.bidirectional else 1
+        fused = None
+        if rows.dim() == 3:
+            if lstm and self.proj_size == 0:  # whole layers on the lstm kernels, where they apply
+                fused = run_lstm_padded(rows, h0, c0, self._weight_groups(), self.num_layers,
+                                        directions, self.dropout, self.training)
+            if fused is None:
+                rows = rows.reshape(rows.shape[0] * rows.shape[1], rows.shape[2])
+        if fused is not None:
+            out, h_n, c_n = fused
+        else:
+            out, h_n, c_n = run_layers(self.mode, rows, batch_sizes, h0, c0,
+                                       self._weight_groups(), self.num_layers, directions,
+                                       self.dropout, self.training)
         if isinstance(input, PackedSequence):
             output = PackedSequence(out, input.batch_sizes, input.sorted_indices,
                                     input.unsorted_indices)
@@ -229,7 +240,7 @@ class RNNBase(Module):
                 h_n = h_n.index_select(1, input.unsorted_indices)
                 c_n = c_n.index_select(1, input.unsorted_indices) if lstm else None
             return output, h_n, c_n
-        output = out.reshape(len(batch_sizes), batch, out.shape[-1])
+        output = out if out.dim() == 3 else out.reshape(len(batch_sizes), batch, out.shape[-1])
         if unbatched:
             return output.squeeze(1), h_n.squeeze(1), (c_n.squeeze(1) if lstm else None)
         if self.batch_first:
