@@ -291,6 +291,55 @@ class NNComposites:
                           self.reshape(self.concat(hprev, 0), (steps * n, hd)))
         return g_xw, dh, dc, g_w
 
+    def gru(self, xw, h0, w_hh, b_hh, reverse):
+        """The steps one by one, as :meth:`lstm`'s."""
+        steps, n, width = xw.shape
+        hd = width // 3
+        wt = _mT(self, w_hh)
+        h = h0
+        outs, gates, hns = [None] * steps, [None] * steps, [None] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            x = _step(self, xw, t)
+            hw = self.matmul(h, wt)
+            if b_hh is not None:
+                hw = self.add(hw, b_hh)
+            rz = self.sigmoid(self.add(_cols(self, x, 0, 2 * hd), _cols(self, hw, 0, 2 * hd)))
+            r, z = _cols(self, rz, 0, hd), _cols(self, rz, hd, hd)
+            hn = _cols(self, hw, 2 * hd, hd)
+            nn = self.tanh(self.add(_cols(self, x, 2 * hd, hd), self.mul(r, hn)))
+            h = self.add(nn, self.mul(z, self.sub(h, nn)))
+            outs[t], hns[t] = self.reshape(h, (1, n, hd)), self.reshape(hn, (1, n, hd))
+            gates[t] = self.reshape(self.concat([r, z, nn], 1), (1, n, width))
+        return self.concat(outs, 0), self.concat(gates, 0), self.concat(hns, 0)
+
+    def gru_backward(self, g_out, g_h, h0, w_hh, b_hh, out, gates, hn, reverse):
+        """Back through time as :meth:`lstm_backward`: each step's gradients of ``xw[t]``
+        and of ``hw``, then ``dh = dh z + d_hw w_hh``; the weight and bias gradients summed
+        over every step with one ``matmul`` and one ``sum``."""
+        steps, n, hd = out.shape
+        order = list(range(steps - 1, -1, -1)) if reverse else list(range(steps))
+        dh = self.zeros_like(h0) if g_h is None else g_h
+        dxs, dhws, hprev = [None] * steps, [None] * steps, [None] * steps
+        for k in range(steps - 1, -1, -1):
+            t = order[k]
+            if g_out is not None:
+                dh = self.add(dh, _step(self, g_out, t))
+            gt = _step(self, gates, t)
+            r, z, nn = _cols(self, gt, 0, hd), _cols(self, gt, hd, hd), _cols(self, gt, 2 * hd, hd)
+            h_prev = h0 if k == 0 else _step(self, out, order[k - 1])
+            dn = self.mul(self.mul(dh, self.sub(1.0, z)), self.sub(1.0, self.mul(nn, nn)))
+            dr = self.mul(self.mul(dn, _step(self, hn, t)), self.mul(r, self.sub(1.0, r)))
+            dz = self.mul(self.mul(dh, self.sub(h_prev, nn)), self.mul(z, self.sub(1.0, z)))
+            dhw = self.concat([dr, dz, self.mul(dn, r)], 1)
+            dxs[t] = self.reshape(self.concat([dr, dz, dn], 1), (1, n, 3 * hd))
+            dhws[t] = self.reshape(dhw, (1, n, 3 * hd))
+            hprev[t] = self.reshape(h_prev, (1, n, hd))
+            dh = self.add(self.mul(dh, z), self.matmul(dhw, w_hh))
+        rows = self.reshape(self.concat(dhws, 0), (steps * n, 3 * hd))
+        g_w = self.matmul(_mT(self, rows), self.reshape(self.concat(hprev, 0), (steps * n, hd)))
+        g_b = None if b_hh is None else self.sum(rows, (0,), False)
+        return self.concat(dxs, 0), dh, g_w, g_b
+
     # ------------------------------------------------------------------ helpers
     # module functions of the namespace, not methods: the composites also run on the
     # differentiable Tensor ops (higher-order gradients of the fused kernels), which have

@@ -129,3 +129,93 @@ class XpRecurrentKernels:
             g_w = xp.matmul(rows_dz.reshape(steps * n, width).T, h_prev.reshape(steps * n, hd))
             g_xw = dz
         return g_xw, dh, dc, g_w
+
+    def _sigmoid_(self, z):
+        """``z`` replaced by its sigmoid, in place (exp(-z) may overflow to inf: 0)."""
+        xp = self.xp
+        xp.negative(z, out=z)
+        xp.exp(z, out=z)
+        z += 1.0
+        xp.reciprocal(z, out=z)
+
+    def gru(self, xw, h0, w_hh, b_hh, reverse):
+        arrays = (h0, w_hh) + (() if b_hh is None else (b_hh,))
+        if self.dtype_of(xw) not in _FAST or any(self.dtype_of(a) != self.dtype_of(xw)
+                                                 for a in arrays):
+            return _C.gru(self, xw, h0, w_hh, b_hh, reverse)
+        xp = self.xp
+        steps, n, width = xw.shape
+        hd = width // 3
+        gates = xp.empty((steps, n, width), dtype=xw.dtype)
+        hns = xp.empty((steps, n, hd), dtype=xw.dtype)
+        out = _like(xp, xw, hd)
+        hw = xp.empty((n, width), dtype=xw.dtype)
+        wt = w_hh.T
+        h = h0
+        with self._quiet():
+            for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+                x, s = xw[t], gates[t]
+                xp.matmul(h, wt, out=hw)
+                if b_hh is not None:
+                    hw += b_hh
+                rz = s[:, :2 * hd]
+                xp.add(x[:, :2 * hd], hw[:, :2 * hd], out=rz)
+                self._sigmoid_(rz)
+                hns[t] = hw[:, 2 * hd:]
+                nn = s[:, 2 * hd:]
+                xp.multiply(s[:, :hd], hw[:, 2 * hd:], out=nn)
+                nn += x[:, 2 * hd:]
+                xp.tanh(nn, out=nn)
+                h_new = out[t]
+                xp.subtract(h, nn, out=h_new)
+                h_new *= s[:, hd:2 * hd]
+                h_new += nn
+                h = h_new
+        return out, gates, hns
+
+    def gru_backward(self, g_out, g_h, h0, w_hh, b_hh, out, gates, hn, reverse):
+        dt = self.dtype_of(out)
+        arrays = (g_out, g_h, h0, w_hh, b_hh, gates, hn)
+        if dt not in _FAST or any(a is not None and self.dtype_of(a) != dt for a in arrays):
+            return _C.gru_backward(self, g_out, g_h, h0, w_hh, b_hh, out, gates, hn, reverse)
+        xp = self.xp
+        steps, n, hd = out.shape
+        width = 3 * hd
+        dx = _like(xp, out, width)  # the layout of xw, where g_xw goes
+        dhw = xp.empty((steps, n, width), dtype=out.dtype)
+        dh = xp.zeros((n, hd), dtype=out.dtype) if g_h is None else g_h.copy()
+        tmp, keep = xp.empty((n, hd), dtype=out.dtype), xp.empty((n, hd), dtype=out.dtype)
+        first = steps - 1 if reverse else 0
+        with self._quiet():
+            for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
+                if g_out is not None:
+                    dh += g_out[t]
+                s, d = gates[t], dx[t]
+                r, z, nn = s[:, :hd], s[:, hd:2 * hd], s[:, 2 * hd:]
+                h_prev = h0 if t == first else out[t + 1 if reverse else t - 1]
+                d_r, d_z, d_n = d[:, :hd], d[:, hd:2 * hd], d[:, 2 * hd:]
+                xp.subtract(1.0, z, out=tmp)
+                xp.multiply(nn, nn, out=d_n)  # dn = dh (1 - z) (1 - n^2)
+                xp.subtract(1.0, d_n, out=d_n)
+                d_n *= tmp
+                d_n *= dh
+                tmp *= z  # dz = dh (h_prev - n) z (1 - z)
+                xp.subtract(h_prev, nn, out=d_z)
+                d_z *= dh
+                d_z *= tmp
+                xp.subtract(1.0, r, out=d_r)  # dr = dn hn r (1 - r)
+                d_r *= r
+                d_r *= hn[t]
+                d_r *= d_n
+                e = dhw[t]
+                e[:, :2 * hd] = d[:, :2 * hd]
+                xp.multiply(d_n, r, out=e[:, 2 * hd:])
+                xp.multiply(dh, z, out=keep)
+                xp.matmul(e, w_hh, out=dh)
+                dh += keep
+            h_prev = (xp.concatenate([out[1:], h0[None]], axis=0) if reverse else
+                      xp.concatenate([h0[None], out[:-1]], axis=0))
+            rows = dhw.reshape(steps * n, width)
+            g_w = xp.matmul(rows.T, h_prev.reshape(steps * n, hd))
+            g_b = None if b_hh is None else xp.sum(rows, axis=0)
+        return dx, dh, g_w, g_b

@@ -140,3 +140,19 @@ class NNKernels:
         :meth:`lstm` returned. Each gradient has its input's shape."""
         return _C.lstm_backward(self, g_out, g_h, g_c, h0, c0, w_hh, out, cells, gates,
                                 reverse)
+
+    def gru(self, xw, h0, w_hh, b_hh, reverse: bool):
+        """One GRU layer in one direction (PyTorch's gate order r, z, n). ``xw`` ``(T, N, 3H)``
+        holds every step's input projection with ``b_ih`` added, ``h0`` ``(N, H)``, ``w_hh``
+        ``(3H, H)``, ``b_hh`` ``(3H,)`` or None. Steps run as :meth:`lstm`'s; each:
+        ``hw = h w_hh^T + b_hh``, ``r, z`` the ``sigmoid`` of ``xw[t] + hw`` on their thirds,
+        ``n = tanh(xw_n + r hw_n)``, ``h = n + z (h - n)``. Returns ``(out, gates, hn)``:
+        every step's ``h`` ``(T, N, H)``, its gates ``[r, z, n]`` ``(T, N, 3H)`` and its
+        ``hw_n`` ``(T, N, H)``, all new arrays."""
+        return _C.gru(self, xw, h0, w_hh, b_hh, reverse)
+
+    def gru_backward(self, g_out, g_h, h0, w_hh, b_hh, out, gates, hn, reverse: bool):
+        """Gradients ``(g_xw, g_h0, g_w_hh, g_b_hh)`` of :meth:`gru` given the gradients of
+        ``out`` and of the last step's ``h`` (either may be None for zero) and what
+        :meth:`gru` returned; ``g_b_hh`` is None where ``b_hh`` is."""
+        return _C.gru_backward(self, g_out, g_h, h0, w_hh, b_hh, out, gates, hn, reverse)

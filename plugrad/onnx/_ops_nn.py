@@ -188,3 +188,42 @@ def _lstm(g, args, ins):
     def join(parts):
         return parts[0] if steps == 1 else g.node("Concat", parts, axis=0)
     return join(outs), join(cells), (join(gates) if want_gates else None)
+
+
+@converts("gru")
+def _gru(g, args, ins):
+    """As ``lstm``'s: the GRU steps unrolled, the gates and ``hw_n`` only where read."""
+    xw, h0, w_hh, b_hh, reverse = args
+    _, (xn, h, w) = operands(g, xw, h0, w_hh)
+    steps, _, width = g.dims(xw)
+    if isinstance(steps, Dyn) or isinstance(width, Dyn):
+        g.unsupported("a GRU over a dynamic number of steps or features")
+    hd = width // 3
+    wt = g.node("Transpose", [w], perm=[1, 0])
+    bias = None if b_hh is None else g.value(b_hh)
+    axis0, axis1 = g.ints([0]), g.ints([1])
+
+    def cut(a, lo, hi, axis):
+        return g.node("Slice", [a, g.ints([lo]), g.ints([hi]), axis])
+
+    want_gates, want_hn = ins.outs[1] in g.live, ins.outs[2] in g.live
+    outs, gates, hns = [None] * steps, [None] * steps, [None] * steps
+    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+        x = g.node("Squeeze", [cut(xn, t, t + 1, axis0), axis0])
+        hw = g.node("MatMul", [h, wt])
+        if bias is not None:
+            hw = g.node("Add", [hw, bias])
+        rz = g.node("Sigmoid", [g.node("Add", [cut(x, 0, 2 * hd, axis1),
+                                                cut(hw, 0, 2 * hd, axis1)])])
+        r, z, hn = cut(rz, 0, hd, axis1), cut(rz, hd, 2 * hd, axis1), cut(hw, 2 * hd, width, axis1)
+        n = g.node("Tanh", [g.node("Add", [cut(x, 2 * hd, width, axis1), g.node("Mul", [r, hn])])])
+        h = g.node("Add", [n, g.node("Mul", [z, g.node("Sub", [h, n])])])
+        outs[t] = g.node("Unsqueeze", [h, axis0])
+        if want_gates:
+            gates[t] = g.node("Unsqueeze", [g.node("Concat", [r, z, n], axis=1), axis0])
+        if want_hn:
+            hns[t] = g.node("Unsqueeze", [hn, axis0])
+
+    def join(parts):
+        return parts[0] if steps == 1 else g.node("Concat", parts, axis=0)
+    return join(outs), (join(gates) if want_gates else None), (join(hns) if want_hn else None)

@@ -135,6 +135,7 @@ def _zoo():
         ("transformer_layer", lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0,
                                                                  batch_first=True), [seq]),
         ("lstm", lambda: nn.LSTM(8, 6, batch_first=True), [seq]),
+        ("gru_bidirectional", lambda: nn.GRU(8, 6, batch_first=True, bidirectional=True), [seq]),
         ("movement", lambda: _Lambda(lambda t: plugrad.cat(
             [t[:, 1:3, ::2, -1] * 2, t.flip(1)[:, :2, :4, 0], t.permute(0, 2, 1, 3)[:, :2, 0, :4]],
             1) + t[-1].sum() + t.mean(0).amax()), [x]),

@@ -21,7 +21,7 @@ from plugrad.core.tensor import Tensor, _wrap
 #: forward kernels listed here.
 _OUTPUTS = {"layer_norm_backward": 3, "scaled_dot_product_attention_backward": 3,
             "scaled_dot_product_attention": 2, "layer_norm": 3, "lstm": 3,
-            "lstm_backward": 4}
+            "lstm_backward": 4, "gru": 3, "gru_backward": 4}
 FUSED = {name: _OUTPUTS.get(name, 1) for name in optional_kernels()
          if name.endswith("_backward") or "_grad_" in name or name in _OUTPUTS}
 

@@ -1,12 +1,12 @@
-"""One LSTM layer (one direction, padded steps) as one node on the backend's fused kernels.
+"""One LSTM or GRU layer (one direction, padded steps) as one node on fused kernels.
 
-``nn.LSTM`` comes here when every sequence has the same length and there is no projection:
-one ``lstm`` kernel call runs the whole recurrence on bare arrays (no Tensor, no node per
-step) and one ``lstm_backward`` call runs back-propagation through time, instead of two
-nodes and a dozen recorded ops per step. A backend without the kernels gets their
-composites (the same steps in primitives). Higher-order gradients go through the fused
-kernels' Tensor binding (:mod:`plugrad.core.ops.fused`), which differentiates those
-composites.
+``nn.LSTM`` (without projection) and ``nn.GRU`` come here when every sequence has the same
+length: one ``lstm`` (``gru``) kernel call runs the whole recurrence on bare arrays (no
+Tensor, no node per step) and one ``lstm_backward`` (``gru_backward``) call runs
+back-propagation through time, instead of two nodes and a dozen recorded ops per step. A
+backend without the kernels gets their composites (the same steps in primitives).
+Higher-order gradients go through the fused kernels' Tensor binding
+(:mod:`plugrad.core.ops.fused`), which differentiates those composites.
 """
 from __future__ import annotations
 
@@ -72,3 +72,58 @@ def fused_lstm(xw, h0, c0, w_hh, reverse: bool):
         for nr, t in ((1, h_n), (2, c_n)):
             t.grad_fn, t._rg, t._output_nr = node, True, nr
     return r, h_n, c_n
+
+
+# ---------------------------------------------------------------------- GRU
+class GruLayerBackward0(KeepsOutput):
+    """As :class:`LstmLayerBackward0`, for the ``gru`` kernels."""
+
+    n_outputs = 2  # out, h_n
+
+    def grad(self, F, g, xw, h0, w_hh, b_hh, out, gates, hn):
+        g_out, g_h = g
+        if g_out is None and g_h is None:
+            return None, None, None, None
+        return F.gru_backward(g_out, g_h, h0, w_hh, b_hh, out, gates, hn, self.reverse)
+
+    def saved_tensors(self):
+        xw, h0, w_hh, b_hh, _ = self.saved
+        out, gates, hn = engine.tensor_ops_for(self.k).gru(xw, h0, w_hh, b_hh, self.reverse)
+        return xw, h0, w_hh, b_hh, out, gates, hn
+
+
+def gru_fusable(xw, h0, w_hh, b_hh) -> bool:
+    """:func:`fusable` for the ``gru`` kernels: ``xw`` ``(T, N, 3H)``, ``w_hh`` ``(3H, H)``,
+    ``b_hh`` ``(3H,)`` or None."""
+    ts = (xw, h0, w_hh) + (() if b_hh is None else (b_hh,))
+    if not all(isinstance(t, Tensor) for t in ts):
+        return False
+    if not xw.dtype.is_floating_point or any(t.dtype is not xw.dtype or t.device != xw.device
+                                             for t in ts):
+        return False
+    if xw.ndim != 3 or h0.ndim != 2 or xw.shape[0] < 1:
+        return False
+    n, hd = h0.shape
+    return (tuple(xw.shape[1:]) == (n, 3 * hd) and tuple(w_hh.shape) == (3 * hd, hd)
+            and (b_hh is None or tuple(b_hh.shape) == (3 * hd,)))
+
+
+def fused_gru(xw, h0, w_hh, b_hh, reverse: bool):
+    """``(out, h_n)`` of one GRU layer over ``xw = x w_ih^T + b_ih`` ``(T, N, 3H)`` from
+    ``h0``, as one node (see :func:`gru_fusable`)."""
+    k = xw._k
+    bd = None if b_hh is None else b_hh._data
+    out, gates, hn = k.gru(xw._data, h0._data, w_hh._data, bd, bool(reverse))
+    steps, (n, hd) = xw.shape[0], h0.shape
+    last = 0 if reverse else steps - 1
+    key = (slice(last, last + 1, 1), slice(0, n, 1), slice(0, hd, 1))
+    dt, dev = xw.dtype, xw.device
+    r = _wrap(out, dt, dev, k)
+    h_n = _wrap(k.copy(k.reshape(k.slice(out, key), (n, hd))), dt, dev, k)
+    if any_recording((xw, h0, w_hh, b_hh)):
+        node = GruLayerBackward0()
+        node.reverse = bool(reverse)
+        record(r, node, (xw, h0, w_hh, b_hh), (xw, h0, w_hh, b_hh, OUTPUT),
+               (None, h0._data, w_hh._data, bd, out, gates, hn))
+        h_n.grad_fn, h_n._rg, h_n._output_nr = node, True, 1
+    return r, h_n

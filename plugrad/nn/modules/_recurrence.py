@@ -1,7 +1,7 @@
 """The recurrences behind ``nn.RNN``/``LSTM``/``GRU`` and their cells, on public Tensor ops.
 
-An LSTM without projection over padded input runs each layer and direction as one node on
-the backend's ``lstm``/``lstm_backward`` kernels (:func:`run_lstm_padded`,
+An LSTM without projection or a GRU over padded input runs each layer and direction as one
+node on the backend's ``lstm``/``gru`` kernels and their backward (:func:`run_fused_padded`,
 :mod:`plugrad.core.ops.recurrent`). Otherwise, per layer and direction, the input of every
 time step is projected with one ``linear``, and each step costs one matmul (``h @ W_hh^T``)
 and one *pointwise node*: an ``autograd.Function`` that computes the cell's elementwise part
@@ -21,7 +21,9 @@ from __future__ import annotations
 import plugrad
 from plugrad.autograd import Function
 from plugrad.core.ops.recurrent import fusable as _lstm_fusable
+from plugrad.core.ops.recurrent import fused_gru as _fused_gru
 from plugrad.core.ops.recurrent import fused_lstm as _fused_lstm
+from plugrad.core.ops.recurrent import gru_fusable as _gru_fusable
 from plugrad.nn import functional as F
 
 
@@ -244,27 +246,34 @@ def _project(x, w_ih, bias):
     return F.linear(x, w_ih, bias)
 
 
-def run_lstm_padded(x, hx, cx, groups, num_layers: int, num_directions: int, dropout: float,
-                    training: bool):
-    """All layers and directions of an LSTM without projection over padded ``x`` ``(T, N,
-    E)``, each one node on the ``lstm`` kernels (:mod:`plugrad.core.ops.recurrent`):
-    ``(output (T, N, D*H), h_n, c_n)``, or None where the kernels do not apply (then
-    nothing was recorded that anything reads)."""
-    hs, cs = hx.unbind(0), cx.unbind(0)
+def run_fused_padded(mode, x, hx, cx, groups, num_layers: int, num_directions: int,
+                     dropout: float, training: bool):
+    """All layers and directions of an LSTM without projection (``cx`` its initial cell
+    state) or a GRU (``cx`` None) over padded ``x`` ``(T, N, E)``, each one node on the
+    ``lstm``/``gru`` kernels (:mod:`plugrad.core.ops.recurrent`): ``(output (T, N, D*H),
+    h_n, c_n)``, or None where the kernels do not apply (then nothing was recorded that
+    anything reads)."""
+    lstm = mode == "LSTM"
+    hs, cs = hx.unbind(0), (cx.unbind(0) if lstm else None)
     h_n, c_n = [], []
     for layer in range(num_layers):
         outs = []
         for d in range(num_directions):
             k = layer * num_directions + d
             w_ih, w_hh, b_ih, b_hh, _ = groups[k]
-            xw = _project(x, w_ih, input_bias("LSTM", b_ih, b_hh))
-            if not _lstm_fusable(xw, hs[k], cs[k], w_hh):
-                return None
-            out, h, c = _fused_lstm(xw, hs[k], cs[k], w_hh, d == 1)
+            xw = _project(x, w_ih, input_bias(mode, b_ih, b_hh))
+            if lstm:
+                if not _lstm_fusable(xw, hs[k], cs[k], w_hh):
+                    return None
+                out, h, c = _fused_lstm(xw, hs[k], cs[k], w_hh, d == 1)
+                c_n.append(c)
+            else:
+                if not _gru_fusable(xw, hs[k], w_hh, b_hh):
+                    return None
+                out, h = _fused_gru(xw, hs[k], w_hh, b_hh, d == 1)
             outs.append(out)
             h_n.append(h)
-            c_n.append(c)
         x = outs[0] if num_directions == 1 else plugrad.cat(outs, -1)
         if dropout and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
-    return x, plugrad.stack(h_n, 0), plugrad.stack(c_n, 0)
+    return x, plugrad.stack(h_n, 0), (plugrad.stack(c_n, 0) if lstm else None)

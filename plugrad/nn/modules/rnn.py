@@ -15,8 +15,8 @@ import plugrad
 from plugrad import Tensor
 from plugrad.nn import functional as F
 from plugrad.nn import init
-from plugrad.nn.modules._recurrence import input_bias, rnn_step, run_layers, \
-    run_lstm_padded
+from plugrad.nn.modules._recurrence import input_bias, rnn_step, run_fused_padded, \
+    run_layers
 from plugrad.nn.modules.module import Module
 from plugrad.nn.parameter import Parameter
 from plugrad.nn.utils.rnn import PackedSequence
@@ -222,9 +222,11 @@ class RNNBase(Module):
         directions = 2 if self.bidirectional else 1
         fused = None
         if rows.dim() == 3:
-            if lstm and self.proj_size == 0:  # whole layers on the lstm kernels, where they apply
-                fused = run_lstm_padded(rows, h0, c0, self._weight_groups(), self.num_layers,
-                                        directions, self.dropout, self.training)
+            if self.mode == "GRU" or (lstm and self.proj_size == 0):  # whole layers on the
+                # lstm/gru kernels, where they apply
+                fused = run_fused_padded(self.mode, rows, h0, c0, self._weight_groups(),
+                                         self.num_layers, directions, self.dropout,
+                                         self.training)
             if fused is None:
                 rows = rows.reshape(rows.shape[0] * rows.shape[1], rows.shape[2])
         if fused is not None:

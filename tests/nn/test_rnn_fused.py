@@ -1,5 +1,5 @@
-"""The fused LSTM layer (``lstm``/``lstm_backward`` kernels, one node per layer and
-direction): the same values and gradients as the per-step path and PyTorch, on the fast
+"""The fused LSTM and GRU layers (``lstm``/``gru`` kernels and their backward, one node per
+layer and direction): the same values and gradients as the per-step path and PyTorch, on the fast
 NumPy kernels and on the composites (``ref``), to first and second order."""
 import numpy as np
 import pytest
@@ -166,3 +166,88 @@ def test_numpy_kernels_agree_with_composites(dtype, tol, reverse, grads, batch_m
     for a, b in zip(k.lstm_backward(*args), Backend.lstm_backward(k, *args)):
         assert a.dtype == b.dtype and a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=tol * 10, atol=tol * 10)
+
+
+# ---------------------------------------------------------------------- GRU
+def _gru_run(device, dtype, fused, monkeypatch, bias=True, **kw):
+    plugrad.manual_seed(0)
+    m = nn.GRU(2, 4, bias=bias, **kw).to(dtype).to(device)
+    dirs = m.num_layers * (2 if m.bidirectional else 1)
+    rng = np.random.default_rng(5)
+    shape = (3, 4, 2) if m.batch_first else (4, 3, 2)
+    x = plugrad.tensor(rng.standard_normal(shape), dtype=dtype, device=device,
+                       requires_grad=True)
+    h0 = plugrad.tensor(rng.standard_normal((dirs, 3, 4)), dtype=dtype, device=device,
+                        requires_grad=True)
+    with monkeypatch.context() as mp:
+        calls = []
+        real = recurrence._fused_gru
+        mp.setattr(recurrence, "_fused_gru", lambda *a: calls.append(1) or real(*a))
+        if not fused:
+            mp.setattr(recurrence, "_gru_fusable", lambda *a: False)
+        out, h_n = m(x, h0)
+    assert len(calls) == (dirs if fused else 0)
+    ((out * out).sum() + (h_n * 3).sum()).backward()
+    return [host(t).astype(np.float64) for t in
+            [out, h_n, x.grad, h0.grad] + [p.grad for p in m.parameters()]], m, (x, h0)
+
+
+@pytest.mark.parametrize("device", ["cpu", "ref"])
+@pytest.mark.parametrize("kw", [dict(batch_first=True), dict(bidirectional=True, num_layers=2),
+                                dict(bias=False, bidirectional=True)], ids=str)
+def test_gru_fused_matches_step_path_and_torch(device, kw, monkeypatch):
+    fused, m, (x, h0) = _gru_run(device, plugrad.float32, True, monkeypatch, **kw)
+    steps, *_ = _gru_run(device, plugrad.float32, False, monkeypatch, **kw)
+    t = torch.nn.GRU(2, 4, **kw).double()
+    with torch.no_grad():
+        for name, p in t.named_parameters():
+            p.copy_(torch.from_numpy(host(m.get_parameter(name)).astype(np.float64)))
+    tx, th0 = (torch.tensor(host(a).astype(np.float64), requires_grad=True) for a in (x, h0))
+    out, h_n = t(tx, th0)
+    ((out * out).sum() + (h_n * 3).sum()).backward()
+    theirs = [a.detach().numpy() for a in [out, h_n, tx.grad, th0.grad]
+              + [p.grad for p in t.parameters()]]
+    for a, b, c in zip(fused, steps, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(a, c, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", ["cpu", "ref"])
+def test_gru_gradcheck_and_gradgradcheck_float64(device):
+    plugrad.manual_seed(0)
+    m = nn.GRU(2, 2, bidirectional=True).double().to(device)
+    x = plugrad.randn(3, 2, 2, dtype=plugrad.float64, requires_grad=True).to(device)
+    h0 = plugrad.randn(2, 2, 2, dtype=plugrad.float64, device=device, requires_grad=True)
+    fn = (lambda x, h0: m(x, h0))
+    assert _graph_has(fn(x, h0)[0], "GruLayerBackward0")
+    assert plugrad.autograd.gradcheck(fn, (x, h0))
+    assert plugrad.autograd.gradgradcheck(fn, (x, h0))
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("batch_major", [False, True])
+def test_numpy_gru_kernels_agree_with_composites(dtype, tol, reverse, bias, batch_major):
+    k = NumPyBackend()
+    f = np.dtype(dtype)
+    steps, n, hd = 5, 3, 4
+    xw = RNG.standard_normal((steps, n, 3 * hd)).astype(f)
+    if batch_major:
+        xw = np.ascontiguousarray(xw.transpose(1, 0, 2)).transpose(1, 0, 2)
+    h0 = RNG.standard_normal((n, hd)).astype(f)
+    w = (RNG.standard_normal((3 * hd, hd)) * 0.5).astype(f)
+    b = RNG.standard_normal(3 * hd).astype(f) if bias else None
+    fast, slow = k.gru(xw, h0, w, b, reverse), Backend.gru(k, xw, h0, w, b, reverse)
+    for a, c in zip(fast, slow):
+        assert a.dtype == c.dtype and a.shape == c.shape
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol)
+    for g_out, g_h in ((RNG.standard_normal((steps, n, hd)).astype(f), None),
+                       (None, RNG.standard_normal((n, hd)).astype(f))):
+        args = (g_out, g_h, h0, w, b) + tuple(fast) + (reverse,)
+        for a, c in zip(k.gru_backward(*args), Backend.gru_backward(k, *args)):
+            if c is None:
+                assert a is None and not bias
+                continue
+            assert a.dtype == c.dtype and a.shape == c.shape
+            np.testing.assert_allclose(a, c, rtol=tol * 10, atol=tol * 10)
