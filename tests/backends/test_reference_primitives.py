@@ -524,6 +524,19 @@ def floats_with_edges(dtype, shape=(30,)):
     return np.concatenate([rand(shape, dtype), np.array(EDGES, dtype)])
 
 
+def _register_recurrent_cases():
+    """``lstm``/``gru`` and their backward: cases in ``reference_recurrent_cases.py``."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.dirname(__file__))
+    from reference_recurrent_cases import CASES
+    for name, case in CASES.items():
+        OPTIONAL[name] = (lambda c=case: c(B, ref, check))
+
+
+_register_recurrent_cases()
+
+
 def test_every_optional_kernel_is_tested():
     assert set(OPTIONAL) == set(WITH_COMPOSITE)
 
