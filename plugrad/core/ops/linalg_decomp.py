@@ -17,7 +17,7 @@ from plugrad.core import factories
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name, shape_str
-from plugrad.core.grad_mode import _state
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.tensor import Tensor, _wrap
 
 
@@ -206,11 +206,43 @@ class LinalgDetBackward0(KeepsOutput):
         return (gA,)
 
 
+def _special(A, logabs) -> bool:
+    """Whether a matrix of ``A`` is not finite, large enough for its elimination or the
+    product of its pivots to overflow, or gives a non-finite ``log|det|``: there PyTorch's
+    results are those of its LU factors (the product of U's diagonal, inf where it
+    overflows), which NumPy's LAPACK driver does not reproduce (its sign ignores a NaN
+    pivot, its factors meet inf/NaN in another order, its det is exp(log|det|))."""
+    with no_grad():
+        if not (bool(wrap(A, logabs).isfinite().all()) and bool(A.isfinite().all())):
+            return True
+        big = 1.3e154 if A.dtype.name == "float64" else 1.8e19  # ~ sqrt(the max)
+        return A.numel() > 0 and float(A.abs().max()) > big
+
+
+def _lu_parts(A):
+    """``(diag(U), det(P))`` of the LU factors with partial pivoting (MKL's special values,
+    see ``linalg_lu``) that PyTorch's det/slogdet take: of ``A^T`` when ``A`` is contiguous
+    (its LAPACK call reads the row-major memory as the column-major transpose, as
+    ``det(A^T) == det(A)``), else of ``A``; detached."""
+    from plugrad.core.ops.linalg_lu import _lu_steps
+    with no_grad():
+        lu, piv, _ = _lu_steps(A.detach().mT if A.is_contiguous() else A.detach())
+        n = A.shape[-1]
+        steps = factories.arange(1, n + 1, dtype=piv.dtype, device=A.device)
+        odd = (piv != steps).sum(-1) % 2
+        return lu.diagonal(0, -2, -1), 1.0 - 2.0 * odd.to(A.dtype)
+
+
 def det(A):
     check_matrix("linalg.det", A, square=True)
     k = A._k
     sign, logabs = call("linalg.det", k, "linalg_slogdet", A._data)
-    r = wrap(A, k.mul(sign, k.exp(logabs)))
+    if _special(A, logabs):  # as PyTorch: the product of U's diagonal, signed by P
+        diag, p = _lu_parts(A)
+        r = diag.prod(-1) * p
+        r = wrap(A, r._data)
+    else:
+        r = wrap(A, k.mul(sign, k.exp(logabs)))
     if _recording(A):
         eye = eye_like(A)
         record(r, LinalgDetBackward0(), (A,), (A, eye, OUTPUT))
@@ -218,20 +250,27 @@ def det(A):
 
 
 class LinalgSlogdetBackward0(Node):
-    """``g_logabsdet A^-T`` (the sign is not differentiable)."""
+    """``g_logabsdet A^-T``. The sign output is recorded too (in PyTorch it requires grad)
+    but contributes nothing: its derivative is zero."""
 
     def grad(self, F, g, A, eye):
-        c = F.reshape(g, tuple(g.shape) + (1, 1))
+        gl = g[1]
+        if gl is None:
+            return (None,)
+        c = F.reshape(gl, tuple(gl.shape) + (1, 1))
         return (F.mul(c, _inv_T(F, A, eye)),)
 
 
 def slogdet(A):
     check_matrix("linalg.slogdet", A, square=True)
     sign, logabs = call("linalg.slogdet", A._k, "linalg_slogdet", A._data)
+    if _special(A, logabs):  # PyTorch's: prod(sgn(diag U)) det(P), sum(log|diag U|)
+        diag, p = _lu_parts(A)
+        sign, logabs = (diag.sign().prod(-1) * p)._data, diag.abs().log().sum(-1)._data
     sign, logabs = wrap(A, sign), wrap(A, logabs)
     if _recording(A):
         eye = eye_like(A)
-        record(logabs, LinalgSlogdetBackward0(), (A,), (A, eye))
+        record_outputs([sign, logabs], LinalgSlogdetBackward0(), (A,), (A, eye))
     return slogdet_result(sign, logabs)
 
 

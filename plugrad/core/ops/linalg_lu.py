@@ -49,9 +49,24 @@ def _arange(n, like, dtype=_dt.int64):
 
 
 # ---------------------------------------------------------------------- LU
+def _pivot_rows(col, j):
+    """The pivot row of each column ``col`` (``..., m - j``), as MKL's ``idamax``: the first
+    largest magnitude. Up to 16 entries (its scalar loop) a NaN never replaces the running
+    maximum, so a NaN is the pivot only at the top; longer columns (its vectorised loop)
+    take the first NaN."""
+    a = col.abs()
+    if col.shape[-1] > 16:
+        return a.argmax(-1, keepdim=True) + j
+    top = a[..., :1].isnan()
+    return where(top, 0, where(a.isnan(), -1.0, a).argmax(-1, keepdim=True)) + j
+
+
 def _lu_steps(A):
     """``(LU, pivots, info)`` of ``A`` (``..., m, n``): L's multipliers below the diagonal,
-    U on and above it; ``pivots`` 1-based int32 row swaps; ``info`` the first zero pivot."""
+    U on and above it; ``pivots`` 1-based int32 row swaps; ``info`` the first zero pivot.
+    The special values follow MKL's ``getrf`` (PyTorch's CPU LAPACK): a zero pivot's column
+    is left unscaled, the multipliers are the column times the pivot's reciprocal (a
+    division when one row is below it), and only the rows below the pivot are updated."""
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
     rows = _arange(m, A).reshape(m, 1)
@@ -61,8 +76,7 @@ def _lu_steps(A):
     batch = tuple(A.shape[:-2])
     for j in range(k):
         with no_grad():
-            col = lu[..., j:, j].abs()
-            p = col.argmax(-1, keepdim=True) + j  # (..., 1)
+            p = _pivot_rows(lu[..., j:, j], j)  # (..., 1)
         pivots.append(p)
         r = _arange(m, A).expand(*batch, m) if batch else _arange(m, A)
         swapped = where(r == j, p, where(r == p, j, r))
@@ -74,9 +88,13 @@ def _lu_steps(A):
             hit = first.to(_dt.int32) * (j + 1)
             info = hit if info is None else where(info == 0, hit, info)
         below = rows > j
-        mult = where(below, lu[..., :, j:j + 1] / where(zero, 1.0, pivot), 0.0)  # (..., m, 1)
+        safe = where(zero, 1.0, pivot)
+        col = lu[..., :, j:j + 1]
+        scaled = col / safe if m - j == 2 else col * safe.reciprocal()
+        mult = where(below, scaled, 0.0)  # (..., m, 1)
         update = mult * where(cols > j, lu[..., j:j + 1, :], 0.0)
-        lu = where(below.logical_and(cols == j), mult, lu - update)
+        lu = where(below.logical_and(cols == j), mult,
+                   where(below.logical_and(cols > j), lu - update, lu))
     if pivots:
         piv = cat(pivots, -1) + 1
     else:
