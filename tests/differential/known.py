@@ -337,6 +337,13 @@ KNOWN: list[Known] = [
           why="special values of a gradient that is NaN/inf anyway, in another solve order",
           example=Case('slogdet', 'cpu', 'float64', sample=9, family='special', seed=840962,
                        form='method', order=2)),
+    Known(("matrix_exp", "linalg.matrix_exp"), "error/raise", dtype="float16",
+          torch="computes a float16 result on CPU, and a wrong one: exp([[1, 2], [3, 4]]) is "
+                "[[inf, -inf], [-inf, inf]] in half (NaN for the batch of this example)",
+          plugrad="raises (low precision dtypes not supported, as PyTorch's CUDA check)",
+          why="a torch bug (its half kernel), not a result to copy",
+          example=Case('linalg.matrix_exp', 'cpu', 'float16', sample=3, family='zeros',
+                       seed=511786)),
     Known(("linalg.*", "qr", "svd", "cholesky", "pinverse", "inverse", "det", "slogdet",
            "cholesky_*", "lu*", "eig*", "matrix_*", "nuclear_norm"), "*", family="[esz]*",
           torch="non-finite, tied or rank-deficient inputs: LAPACK raises (failed to "

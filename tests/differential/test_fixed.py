@@ -193,3 +193,58 @@ def test_polygamma_second_derivatives_are_polygamma(device, n):
         out.append(lib.autograd.grad(g.sum(), x)[0])
     for a, b in zip(want, got):
         np.testing.assert_allclose(host(b), a.numpy(), rtol=1e-9, equal_nan=True)
+
+
+_NAN, _INF, _BIG = math.nan, math.inf, 1.7976931348623157e+308
+
+
+@pytest.mark.parametrize("A", [
+    [[2.0, 1.0, 0.0], [_NAN, 3.0, 1.0], [5.0, 1.0, 1.0]],       # a NaN below: not the pivot
+    [[_NAN, 1.0, 0.0], [_NAN, 3.0, 1.0], [5.0, 1.0, 1.0]],      # a NaN on top: kept
+    [[4.77, -0.81, 0.41], [-1.78, 3.5, _INF], [-1.26, -5e-324, 1.41]],  # inf right of a pivot
+    [[5e-324, 1.0, 2.0], [0.0, 1.0, 1.0], [5e-324, 3.0, 1.0]],  # subnormal pivot: reciprocal
+    [[5e-324, 1.0], [5e-324, 3.0]],                              # one row below: a division
+    [[-_BIG / 4, -_BIG / 4, _BIG], [1.0, 2.0, -1.4], [_BIG / 2, _INF, _INF]],
+    [[0.0, 1.0], [_NAN, 3.0]],                                   # zero pivot, NaN kept below
+])
+def test_lu_factor_special_values_as_mkl(device, A):
+    """The LU composite follows MKL's getrf at NaN / inf / subnormal pivots (pivots, factors
+    and info), which also gives det/slogdet their PyTorch values there."""
+    p, t = _pair(device, A)
+    got, want = plugrad.linalg.lu_factor_ex(p), torch.linalg.lu_factor_ex(t)
+    np.testing.assert_allclose(host(got.LU), want.LU.numpy(), rtol=1e-12, equal_nan=True)
+    assert got.pivots.tolist() == want.pivots.tolist() and got.info.tolist() == want.info.tolist()
+    if len(A) == len(A[0]):
+        for x_p, x_t in ((p, t), (p.mT, t.mT)):  # contiguous: factors of A^T; else of A
+            (gs, gl), (ws, wl) = plugrad.linalg.slogdet(x_p), torch.linalg.slogdet(x_t)
+            np.testing.assert_allclose(host(gs), ws.numpy(), equal_nan=True)
+            np.testing.assert_allclose(host(gl), wl.numpy(), rtol=1e-12, equal_nan=True)
+            np.testing.assert_allclose(host(plugrad.linalg.det(x_p)),
+                                       torch.linalg.det(x_t).numpy(), rtol=1e-12,
+                                       equal_nan=True)
+
+
+def test_slogdet_sign_requires_grad(device):
+    p, t = _pair(device, [[2.0, 1.0], [1.0, 3.0]], requires_grad=True)
+    (gs, gl), (ws, wl) = plugrad.linalg.slogdet(p), torch.linalg.slogdet(t)
+    assert gs.requires_grad == ws.requires_grad is True
+    g, = plugrad.autograd.grad(gs + gl, p)
+    w, = torch.autograd.grad(ws + wl, t)
+    np.testing.assert_allclose(host(g), w.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("A, dtype", [
+    ([[1.0, 2.0], [3.0, _INF]], "float64"), ([[1.0, 2.0], [3.0, _NAN]], "float64"),
+    ([[1.0, 2.0], [3.0, 1e300]], "float64"), ([[1.0, 2.0], [3.0, -1e20]], "float64"),
+    ([[[1.0, 2.0], [3.0, _NAN]], [[1.0, 2.0], [3.0, 4.0]]], "float64"),
+    ([[[1.0, 2.0], [3.0, 1e300]], [[1.0, 2.0], [3.0, 4.0]]], "float64"),  # s per matrix
+    ([[3.4e38, 1.0], [3.4e38, 1.0]], "float32"),   # the norm overflows: identity
+    ([[1.0, 2.0], [3.0, 3e38]], "float32"), ([[1.0, 2.0], [3.0, 4.0]], "float32"),
+])
+def test_matrix_exp_scaling_as_torch(device, A, dtype):
+    """The scaling is per matrix, by PyTorch's theta (an OverflowError at an infinite norm;
+    a batch took its largest norm for every matrix; float32 scaled by an overflowing 2**s)."""
+    p, t = _pair(device, A, dtype)
+    np.testing.assert_allclose(host(plugrad.linalg.matrix_exp(p)),
+                               torch.linalg.matrix_exp(t).numpy(),
+                               rtol=1e-12 if dtype == "float64" else 1e-5, equal_nan=True)

@@ -208,7 +208,8 @@ class LinalgDetBackward0(KeepsOutput):
 
 def _special(A, logabs) -> bool:
     """Whether a matrix of ``A`` is not finite, large enough for its elimination or the
-    product of its pivots to overflow, or gives a non-finite ``log|det|``: there PyTorch's
+    product of its pivots to overflow, or gives a non-finite or huge ``log|det|`` (subnormal
+    pivots, where the drivers' roundings part): there PyTorch's
     results are those of its LU factors (the product of U's diagonal, inf where it
     overflows), which NumPy's LAPACK driver does not reproduce (its sign ignores a NaN
     pivot, its factors meet inf/NaN in another order, its det is exp(log|det|))."""
@@ -216,6 +217,8 @@ def _special(A, logabs) -> bool:
         if not (bool(wrap(A, logabs).isfinite().all()) and bool(A.isfinite().all())):
             return True
         big = 1.3e154 if A.dtype.name == "float64" else 1.8e19  # ~ sqrt(the max)
+        if A.numel() and float(wrap(A, logabs).abs().max()) > math.log(big):  # subnormals
+            return True
         return A.numel() > 0 and float(A.abs().max()) > big
 
 
