@@ -248,3 +248,26 @@ def test_matrix_exp_scaling_as_torch(device, A, dtype):
     np.testing.assert_allclose(host(plugrad.linalg.matrix_exp(p)),
                                torch.linalg.matrix_exp(t).numpy(),
                                rtol=1e-12 if dtype == "float64" else 1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["linalg.cholesky", "cholesky"])
+@pytest.mark.parametrize("A, upper", [
+    ([[_NAN, 0.0], [0.0, 1.0]], False), ([[1.0, 0.0], [0.0, _NAN]], False),
+    ([[1.0, _NAN], [_NAN, 1.0]], False), ([[1.0, 0.0], [_NAN, 1.0]], True),
+    ([[[1.0, 0.0], [0.0, 1.0]], [[_NAN, 0.0], [0.0, 1.0]]], False),
+])
+def test_cholesky_nan_pivot_raises_as_torch(device, name, A, upper):
+    """LAPACK's potrf stops at a NaN pivot: PyTorch raises LinAlgError naming the batch
+    element and the order (NumPy's driver returned NaN); with upper, the upper triangle is
+    read, the lower one ignored."""
+    p, t = _pair(device, A)
+    fn = {"linalg.cholesky": lambda lib, x: lib.linalg.cholesky(x, upper=upper),
+          "cholesky": lambda lib, x: lib.cholesky(x, upper=upper)}[name]
+    try:
+        want = fn(torch, t)
+    except RuntimeError as e:
+        with pytest.raises(plugrad.linalg.LinAlgError) as got:
+            fn(plugrad, p)
+        assert str(got.value) == str(e) and isinstance(e, torch.linalg.LinAlgError)
+    else:
+        np.testing.assert_allclose(host(fn(plugrad, p)), want.numpy(), equal_nan=True)

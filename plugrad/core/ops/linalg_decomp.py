@@ -13,6 +13,7 @@ import math
 from collections import namedtuple
 
 from plugrad.backends.contract_linalg import LinAlgKernelError
+from plugrad.core import dtypes as _dt
 from plugrad.core import factories
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
@@ -58,6 +59,7 @@ _FAILURES = {
                        "positive-definite (the leading minor of order {order} is not "
                        "positive-definite).",
 }
+_FAILURES["cholesky"] = _FAILURES["linalg.cholesky"]
 
 
 def call(name: str, k, kernel: str, *args):
@@ -295,13 +297,35 @@ class LinalgCholeskyBackward0(KeepsOutput):
         return (F.linalg_solve(mT(F, L), mT(F, x)),)  # (L^-T (L^-T P)^T)^T, P symmetric
 
 
-def cholesky(A, *, upper=False):
-    check_matrix("linalg.cholesky", A, square=True)
-    r = wrap(A, call("linalg.cholesky", A._k, "linalg_cholesky", A._data))
+def _nan_pivot(name, A, L) -> None:
+    """LAPACK's ``potrf`` stops at a pivot that is NaN as at one that is not positive (its
+    ``ajj <= 0 or isnan(ajj)``); NumPy's driver and the reference backend carry the NaN on.
+    A NaN of the lower triangle always reaches the diagonal, so the first NaN there is the
+    order PyTorch reports."""
+    n = A.shape[-1]
+    with no_grad():
+        d = L.diagonal(0, -2, -1).isnan()
+        if not n or not bool(d.any()):
+            return
+        flat = d.reshape(-1, n)
+        b = int(flat.any(-1).to(_dt.int64).argmax())
+        order = int(flat[b].to(_dt.int64).argmax()) + 1
+    where = f"(Batch element {b}): " if A.ndim > 2 else ""
+    raise LinAlgError(f"{name}: {where}" + _FAILURES["linalg.cholesky"].format(order=order))
+
+
+def cholesky(A, *, upper=False, name="linalg.cholesky"):
+    """The lower factor ``L`` (``L L^T = A``) from ``A``'s lower triangle, or with ``upper``
+    the upper factor ``U`` (``U^T U = A``) from its upper triangle, as LAPACK's ``uplo``."""
+    check_matrix(name, A, square=True)
+    if upper:  # A's upper triangle is the lower one of A^T
+        return cholesky(A.mT, name=name).mT
+    r = wrap(A, call(name, A._k, "linalg_cholesky", A._data))
+    _nan_pivot(name, A, r)
     if _recording(A):
         low, strict = tril_masks(A, A.shape[-1])
         record(r, LinalgCholeskyBackward0(), (A,), (low, strict, OUTPUT))
-    return r.mT if upper else r
+    return r
 
 
 # ---------------------------------------------------------------------- qr

@@ -403,7 +403,7 @@ def inverse(A):
 
 @op("cholesky", method="cholesky")
 def cholesky(A, upper=False):
-    return D.cholesky(A, upper=upper)
+    return D.cholesky(A, upper=upper, name="cholesky")
 
 
 @op("qr", method="qr")
