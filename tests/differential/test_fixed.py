@@ -271,3 +271,25 @@ def test_cholesky_nan_pivot_raises_as_torch(device, name, A, upper):
         assert str(got.value) == str(e) and isinstance(e, torch.linalg.LinAlgError)
     else:
         np.testing.assert_allclose(host(fn(plugrad, p)), want.numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["addmm", "baddbmm"])
+@pytest.mark.parametrize("beta, alpha", [(0.5, 2.0), (1.5, 2.5), (1, 1), (0, 3)])
+def test_integer_addmm_truncates_float_scalars(device, name, beta, alpha):
+    """PyTorch casts float alpha/beta to an integral result's dtype (0.5 becomes 0): the
+    result stays int64 (plugrad promoted it to float32)."""
+    M, a, b = [-2, 0, -1, 1], [[0, 1, 2], [1, 1, 0]], [[0, 2, -1, -1], [-1, 0, 0, 0],
+                                                      [-1, 1, 0, 0]]
+    outs = []
+    for lib, kw in ((torch, {}), (plugrad, {"device": device})):
+        T = lambda v: lib.tensor(v, **kw)  # noqa: E731
+        x, y = (T(a), T(b)) if name == "addmm" else (T([a, a]), T([b, b]))
+        outs.append(getattr(lib, name)(T(M), x, y, beta=beta, alpha=alpha))
+    assert outs[1].dtype.name == "int64" and outs[1].tolist() == outs[0].tolist()
+
+
+def test_addmm_beta_zero_ignores_nan_bias(device):
+    (pb, tb), (pa, ta) = _pair(device, [math.nan, 1.0]), _pair(device, [[1.0, 2.0]])
+    (pm, tm) = _pair(device, [[1.0, 2.0], [3.0, 4.0]])
+    assert plugrad.addmm(pb, pa, pm, beta=0).tolist() == \
+        torch.addmm(tb, ta, tm, beta=0).tolist()
