@@ -145,6 +145,7 @@ KNOWN: list[Known] = [
     # ------------------------------------------------------------ dtypes of results
     # ------------------------------------------------------------ special values, kinks
     Known(("addmm", "bmm", "matmul", "mm", "einsum", "baddbmm", "nn.functional.linear",
+           "linalg.multi_dot", "linalg.matrix_power", "matrix_power",
            "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
            "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
            "nn.functional.lp_pool1d", "nn.functional.lp_pool2d",
@@ -227,7 +228,7 @@ KNOWN: list[Known] = [
           why="subnormal edge of the gradient's division, ranked after plain inputs",
           example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
                        form='inplace_view', order=2)),
-    Known(("cross",), "wrong/*", family="extreme",
+    Known(("cross", "linalg.cross"), "wrong/*", family="extreme",
           torch="±inf where a component's two products overflow: its compiled kernel "
                 "contracts a1*b2 - a2*b1 into fma(a1, b2, -(a2*b1)), so only a2*b1 is "
                 "rounded (to inf) first (2.25e308 - 1e308 is even finite there)",
@@ -336,8 +337,8 @@ KNOWN: list[Known] = [
           plugrad="g A^-T by the solve kernel on A (the values at such matrices agree: "
                   "both are those of the LU factors)",
           why="special values of a gradient that is NaN/inf anyway, in another solve order",
-          example=Case('slogdet', 'cpu', 'float64', sample=9, family='special', seed=840962,
-                       form='method', order=2)),
+          example=Case('det', 'ref', 'float64', sample=6, family='special', seed=805233,
+                       form='method', order=1)),
     Known(("matrix_exp", "linalg.matrix_exp"), "error/raise", dtype="float16",
           torch="computes a float16 result on CPU, and a wrong one: exp([[1, 2], [3, 4]]) is "
                 "[[inf, -inf], [-inf, inf]] in half (NaN for the batch of this example)",
@@ -345,15 +346,61 @@ KNOWN: list[Known] = [
           why="a torch bug (its half kernel), not a result to copy",
           example=Case('linalg.matrix_exp', 'cpu', 'float16', sample=3, family='zeros',
                        seed=511786)),
-    Known(("linalg.*", "qr", "svd", "cholesky", "pinverse", "inverse", "det", "slogdet",
-           "cholesky_*", "lu*", "eig*", "matrix_*", "nuclear_norm"), "*", family="[esz]*",
-          torch="non-finite, tied or rank-deficient inputs: LAPACK raises (failed to "
-                "converge, not positive-definite) or gives nan, and gradients of "
-                "rank-deficient factorisations are whatever its formulas give",
-          plugrad="NumPy's LAPACK driver computes (inf, other signs) or raises elsewhere",
-          why="factorisations of such inputs are implementation-defined; which errors and "
-              "special values to copy is for the linalg ops' author to decide",
-          example=Case('linalg.inv', 'cpu', 'float64', sample=7, family='special', seed=1577)),
+    Known(("lu", "linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_factor rect",
+           "linalg.lu_solve", "lu_solve"), "wrong/grad*", family="[es]*",
+          torch="gradients at NaN / inf / huge inputs by its rule (linalg_lu_backward's "
+                "triangular solves with the factors; lu_solve's with LU^-1): NaN spreads to "
+                "entries the elimination never mixed",
+          plugrad="the gradient of the LU composite's elimination steps (the values agree, "
+                  "as MKL's getrf; finite inputs' gradients agree)",
+          why="special values of gradients at non-finite factors; the rule needs an LU node "
+              "of its own (pending)",
+          example=Case('lu', 'cpu', 'float64', sample=5, family='special', seed=1019176,
+                       order=2)),
+    Known(("linalg.solve", "linalg.tensorsolve", "linalg.cond", "cholesky_solve"), "*",
+          family="[es]*",
+          torch="solves at NaN / inf / huge inputs: a pivot MKL's fused multiply-adds leave as "
+                "a rounding residue (-7.4e290, a solution of 1.4e291) where the unfused "
+                "elimination cancels it to 0 (then singular); gradients by its rules' solves",
+          plugrad="the same LU composite and substitutions without fused multiply-adds; "
+                  "gradients by the solve kernel",
+          why="rounding residues of catastrophic cancellation near the dtype's maximum (MKL's "
+              "FMA, as cross below) and special values of gradients through them",
+          example=Case('linalg.solve', 'cpu', 'float64', sample=2, family='extreme',
+                       seed=415319)),
+    Known(("linalg.lstsq",), "*", family="[es]*",
+          torch="gelsy (QR with column pivoting) at NaN / inf / huge inputs: its rank and "
+                "special values; an INTERNAL ASSERT (illegal argument) for some NaN inputs",
+          plugrad="the minimum-norm solution by the pseudo-inverse: rank 0 and other special "
+                  "values",
+          why="a rank-revealing factorisation of non-finite input is implementation-defined; "
+              "the INTERNAL ASSERT is a torch bug",
+          example=Case('linalg.lstsq', 'cpu', 'float32', sample=6, family='special',
+                       seed=549741)),
+    Known(("linalg.svd", "svd", "linalg.svdvals", "linalg.eigh", "linalg.eigvalsh", "pinverse",
+           "linalg.pinv", "nuclear_norm", "linalg.matrix_norm", "linalg.norm"), "*",
+          family="[es]*", device="ref",
+          torch="LAPACK's gesdd / syevd fail to converge on non-finite or huge input "
+                "(LinAlgError), or give its special values",
+          plugrad="the reference backend's Jacobi iterations compute a result",
+          why="convergence failure is LAPACK's, not a property of the input the reference "
+              "backend can test cheaply (cpu raises as torch)",
+          example=Case('linalg.svd', 'ref', 'float64', sample=4, family='special',
+                       seed=974861)),
+    Known(("qr", "linalg.qr"), "error/grad*", family="z*",
+          torch="the gradient of a rank-deficient R: inf / NaN from its triangular solve",
+          plugrad="raises LinAlgError (singular) in the rule's solve",
+          why="rank-deficient QR is not differentiable; pending a triangular solve that does "
+              "not check",
+          example=Case('qr', 'cpu', 'float64', sample=15, family='zeros', seed=739922,
+                       order=2)),
+    Known(("linalg.householder_product", "orgqr"), "wrong/value", family="[es]*",
+          torch="NaN / inf reflectors: LAPACK's dorg2r applies each to its block only, "
+                "skipping zero columns (0 where plugrad has NaN)",
+          plugrad="the products of the reflectors (NaN through 0 * inf)",
+          why="special values of non-finite reflectors",
+          example=Case('linalg.householder_product', 'cpu', 'float64', sample=6,
+                       family='special', seed=240022, order=1)),
     # ------------------------------------------------------------ nn ops (new this round)
     Known(("nn.functional.cosine_embedding_loss",
            "nn.functional.hinge_embedding_loss",

@@ -117,9 +117,31 @@ class LinalgSolveBackward0(KeepsOutput):
         return gA, gB
 
 
+def _huge(A) -> float:
+    """About the square root of the dtype's maximum: entries past it can overflow."""
+    return 1.3e154 if A.dtype.name == "float64" else 1.8e19
+
+
+def _lu_solve_special(A, B):
+    """``A^-1 B`` by the LU composite and two substitutions when an input is not finite (or
+    ``A`` huge enough for its elimination to overflow):
+    PyTorch's getrf/getrs (MKL) meet NaN and inf in that order, which NumPy's driver does
+    not; None where a pivot is exactly zero (the kernel raises for it)."""
+    with no_grad():
+        if bool(A.isfinite().all()) and bool(B.isfinite().all()) and not (
+                A.numel() and float(A.abs().max()) > _huge(A)):
+            return None
+        from plugrad.core.ops.linalg_lu import _lu_steps, linalg_lu_solve
+        lu, piv, info = _lu_steps(A.detach())
+        if bool((info != 0).any()):
+            return None
+        return linalg_lu_solve(lu, piv, B.detach())._data
+
+
 def solve_batched(A, B, name="linalg.solve"):
     """The kernel's form: ``A`` ``(..., n, n)``, ``B`` ``(..., n, k)`` of one batch shape."""
-    r = wrap(A, call(name, A._k, "linalg_solve", A._data, B._data))
+    x = _lu_solve_special(A, B)
+    r = wrap(A, call(name, A._k, "linalg_solve", A._data, B._data) if x is None else x)
     if _recording(A, B):
         record(r, LinalgSolveBackward0(), (A, B), (A, OUTPUT))
     return r
@@ -167,7 +189,9 @@ class LinalgInvBackward0(KeepsOutput):
 def inv(A):
     check_matrix("linalg.inv", A, square=True)
     eye = eye_like(A).expand(*A.shape)
-    r = wrap(A, call("linalg.inv", A._k, "linalg_solve", A._data, eye._data))
+    x = _lu_solve_special(A, eye)
+    r = wrap(A, call("linalg.inv", A._k, "linalg_solve", A._data, eye._data) if x is None
+             else x)
     if _recording(A):
         record(r, LinalgInvBackward0(), (A,), (OUTPUT,))
     return r
@@ -218,7 +242,7 @@ def _special(A, logabs) -> bool:
     with no_grad():
         if not (bool(wrap(A, logabs).isfinite().all()) and bool(A.isfinite().all())):
             return True
-        big = 1.3e154 if A.dtype.name == "float64" else 1.8e19  # ~ sqrt(the max)
+        big = _huge(A)
         if A.numel() and float(wrap(A, logabs).abs().max()) > math.log(big):  # subnormals
             return True
         return A.numel() > 0 and float(A.abs().max()) > big

@@ -120,8 +120,21 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 
 def lu_factor(A, *, pivot=True):
-    """``(LU, pivots)`` (``linalg.lu_factor``): a singular matrix is factorised too."""
-    lu, piv, _ = lu_factor_ex(A, pivot=pivot)
+    """``(LU, pivots)`` (``linalg.lu_factor``); as PyTorch's, an exactly zero pivot is an
+    error (``lu_solve`` would divide by it): ``lu_factor_ex`` and ``linalg.lu`` take such
+    matrices."""
+    lu, piv, info = lu_factor_ex(A, pivot=pivot)
+    with no_grad():
+        bad = (info != 0).reshape(-1)
+        if bad.numel() and bool(bad.any()):
+            b = int(bad.to(_dt.int64).argmax())
+            i = int(info.reshape(-1)[b])
+            where_ = f"(Batch element {b}): " if A.ndim > 2 else ""
+            raise RuntimeError(
+                f"torch.linalg.lu_factor: {where_}U[{i},{i}] is zero and using it on lu_solve "
+                f"would result in a division by zero. If you still want to perform the "
+                f"factorization, consider calling linalg.lu(A, pivot) or "
+                f"linalg.lu_factor_ex(A, pivot)")
     return _LU(lu, piv)
 
 
@@ -141,16 +154,14 @@ def _permutation(pivots, m):
 @op("lu_unpack")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` with ``A = P L U`` from ``lu_factor``'s results."""
-    if not LU_data.dtype.is_floating_point:
-        raise RuntimeError(f"lu_unpack: expected floating point LU_data, got "
-                           f"{LU_data.dtype.name}")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
     batch = tuple(LU_data.shape[:-2])
     empty = factories.zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
-    if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + factories.eye(m, k, dtype=LU_data.dtype,
-                                                        device=LU_data.device)
+    if unpack_data:  # any dtype, as PyTorch's (bool: the unit diagonal is an or)
+        eye = factories.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        low = LU_data[..., :, :k].tril(-1)
+        L = low.logical_or(eye) if LU_data.dtype is _dt.bool_ else low + eye
         U = LU_data[..., :k, :].triu()
     else:
         L = U = empty
@@ -172,7 +183,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 def linalg_lu(A, *, pivot=True):
     """``(P, L, U)`` with ``A = P L U`` (``linalg.lu``)."""
-    lu_, piv = lu_factor(A, pivot=pivot)
+    lu_, piv, _ = lu_factor_ex(A, pivot=pivot)
     P, L, U = lu_unpack(lu_, piv)
     return _PLU(P, L, U)
 
@@ -238,37 +249,45 @@ def inv_ex(A, *, check_errors=False):
     """``(inverse, info)``: ``info`` is 0, or the first zero pivot of A's LU factors."""
     D.check_matrix("linalg.inv_ex", A, square=True)
     with no_grad():
-        _, _, info = lu_factor_ex(A.detach())
+        lu, piv, info = lu_factor_ex(A.detach())
     bad = info != 0
     if bool(bad.any()):
         if check_errors:
             raise D.LinAlgError("linalg.inv_ex: The diagonal element of U is zero, the "
                                 "inversion could not be completed because the input matrix "
                                 "is singular.")
-        return _INV_EX(_on_regular(A, bad, D.inv), info)
+        with no_grad():
+            raw = linalg_lu_solve(lu, piv, D.eye_like(A).expand(A.shape))
+        return _INV_EX(_on_regular(A, bad, D.inv, raw), info)
     return _INV_EX(D.inv(A), info)
 
 
-def _on_regular(A, bad, fn, *rest):
-    """``fn(A, *rest)`` for the regular matrices of the batch, NaN for the singular ones
-    (whose LAPACK results are undefined)."""
+def _on_regular(A, bad, fn, raw, *rest):
+    """``fn(A, *rest)`` for the regular matrices of the batch; for the singular ones
+    ``raw``, the substitutions with their factors (the infinities and NaN of a zero pivot,
+    as PyTorch's getrs gives), without a gradient (None: NaN)."""
     mask = bad.reshape(*bad.shape, 1, 1)
     eye = D.eye_like(A).expand(A.shape)
     out = fn(where(mask, eye, A), *rest)
-    return where(mask.reshape(*bad.shape, *([1] * (out.ndim - bad.ndim))), math.nan, out)
+    mask = mask.reshape(*bad.shape, *([1] * (out.ndim - bad.ndim)))
+    return where(mask, math.nan if raw is None else raw, out)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
     """``(result, info)`` of ``linalg.solve`` (``info`` as in ``inv_ex``)."""
     D.check_matrix("linalg.solve_ex", A, square=True)
     with no_grad():
-        _, _, info = lu_factor_ex(A.detach())
+        lu, piv, info = lu_factor_ex(A.detach())
     bad = info != 0
     if bool(bad.any()):
         if check_errors:
             raise D.LinAlgError("linalg.solve_ex: The solver failed because the input matrix "
                                 "is singular.")
-        return _SOLVE_EX(_on_regular(A, bad, lambda M: D.solve(M, B, left=left)), info)
+        raw = None
+        if left and (B.ndim == A.ndim and tuple(B.shape[:-1]) == tuple(A.shape[:-1])):
+            with no_grad():
+                raw = linalg_lu_solve(lu, piv, B.detach())
+        return _SOLVE_EX(_on_regular(A, bad, lambda M: D.solve(M, B, left=left), raw), info)
     return _SOLVE_EX(D.solve(A, B, left=left), info)
 
 
