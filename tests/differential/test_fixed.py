@@ -293,3 +293,43 @@ def test_addmm_beta_zero_ignores_nan_bias(device):
     (pm, tm) = _pair(device, [[1.0, 2.0], [3.0, 4.0]])
     assert plugrad.addmm(pb, pa, pm, beta=0).tolist() == \
         torch.addmm(tb, ta, tm, beta=0).tolist()
+
+
+def test_lu_factor_of_a_singular_matrix_raises_as_torch(device):
+    """linalg.lu_factor refuses an exactly zero pivot (PyTorch's message, batch element
+    included); lu_factor_ex and linalg.lu factor it."""
+    A = [[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]]]
+    p, t = _pair(device, A)
+    with pytest.raises(RuntimeError) as want:
+        torch.linalg.lu_factor(t)
+    with pytest.raises(RuntimeError) as got:
+        plugrad.linalg.lu_factor(p)
+    assert str(got.value) == str(want.value)
+    assert plugrad.linalg.lu_factor_ex(p).info.tolist() == [0, 2]
+    for x, y in zip(plugrad.linalg.lu(p), torch.linalg.lu(t)):
+        np.testing.assert_allclose(host(x), y.numpy())
+
+
+@pytest.mark.parametrize("name", ["inv_ex", "solve_ex"])
+def test_inv_ex_of_a_singular_matrix_gives_the_substitutions(device, name):
+    """PyTorch's inv_ex/solve_ex of a singular matrix are getrs' inf/NaN (plugrad gave
+    NaN everywhere)."""
+    A = [[4.077273368835449, 0.0, -0.0], [-_INF, 2.6696455478668213, -1.3061716556549072],
+         [-1.5, 0.11363384127616882, 3.5]]
+    p, t = _pair(device, A, "float32")
+    pe, te = plugrad.eye(3, device=device), torch.eye(3)
+    got = plugrad.linalg.inv_ex(p) if name == "inv_ex" else plugrad.linalg.solve_ex(p, pe)
+    want = torch.linalg.inv_ex(t) if name == "inv_ex" else torch.linalg.solve_ex(t, te)
+    np.testing.assert_allclose(host(got[0]), want[0].numpy(), equal_nan=True)
+    assert got[1].tolist() == want[1].tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "uint8"])
+def test_lu_unpack_takes_any_dtype(device, dtype):
+    data, piv = np.arange(9).reshape(3, 3), [1, 3, 3]
+    want = torch.lu_unpack(torch.tensor(data).to(getattr(torch, dtype)),
+                           torch.tensor(piv, dtype=torch.int32))
+    got = plugrad.lu_unpack(plugrad.tensor(data, device=device).to(getattr(plugrad, dtype)),
+                            plugrad.tensor(piv, dtype=plugrad.int32, device=device))
+    for x, y in zip(got, want):
+        assert x.dtype.name == dtype and x.tolist() == y.tolist()
