@@ -333,3 +333,21 @@ def test_lu_unpack_takes_any_dtype(device, dtype):
                             plugrad.tensor(piv, dtype=plugrad.int32, device=device))
     for x, y in zip(got, want):
         assert x.dtype.name == dtype and x.tolist() == y.tolist()
+
+
+def test_cdist_matrix_product_gradient_at_zero_distance(device):
+    """cdist's matrix-product path has PyTorch's rule (_euclidean_dist_backward): 0 at a
+    zero distance (the composite's sqrt'(0) * 0 was NaN), its double backward too."""
+    X, Y = [[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]], [[0.0, 0.0], [1.0, 2.5]]
+    outs = []
+    for lib, kw in ((torch, {}), (plugrad, {"device": device})):
+        x = lib.tensor(X, dtype=lib.float64, requires_grad=True, **kw)
+        y = lib.tensor(Y, dtype=lib.float64, requires_grad=True, **kw)
+        d = lib.cdist(x, y, compute_mode="use_mm_for_euclid_dist")
+        w = lib.tensor([[1.0, -2.0], [0.5, 3.0], [1.0, 1.0]], dtype=lib.float64, **kw)
+        g = lib.autograd.grad((d * w).sum(), [x, y], create_graph=True)
+        h = lib.autograd.grad(g[0].sum() + (g[1] * g[1]).sum(), [x, y])
+        outs.append([t.detach().cpu().numpy() if lib is plugrad else t.detach().numpy()
+                     for t in (d, *g, *h)])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
