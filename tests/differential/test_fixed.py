@@ -351,3 +351,26 @@ def test_cdist_matrix_product_gradient_at_zero_distance(device):
                      for t in (d, *g, *h)])
     for a, b in zip(*outs):
         np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [1, -1, _INF, -_INF, "fro", "nuc"])
+@pytest.mark.parametrize("A", [[[1.0, _NAN], [0.0, 1.0]], [[1.0, _INF], [0.0, 1.0]],
+                               [[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]],
+                               [[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [2.0, 4.0]]]])
+def test_cond_special_values_as_torch(device, p, A):
+    """cond's norms of A and A^-1 give inf where PyTorch's do (NaN of non-finite input);
+    'nuc' is sum(s) sum(1/s) (finite at a singular matrix), NaN at inf, LinAlgError at NaN."""
+    pa, ta = _pair(device, A)
+    try:
+        want = torch.linalg.cond(ta, p)
+    except RuntimeError as e:
+        with pytest.raises(plugrad.linalg.LinAlgError) as got:
+            plugrad.linalg.cond(pa, p)
+        assert str(got.value) == str(e)
+    else:
+        got = host(plugrad.linalg.cond(pa, p))
+        if p == "nuc":  # a singular matrix: 1 / (its smallest singular value's rounding)
+            big = want.numpy() > 1e15
+            assert (got[big] > 1e15).all()
+            got, want = np.where(big, 0.0, got), torch.where(want > 1e15, 0.0, want)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, equal_nan=True)

@@ -19,6 +19,7 @@ from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.select import where
 from plugrad.core.ops.statistics import norm as _pnorm
 from plugrad.core.tensor import Tensor, _wrap_dim
 
@@ -183,8 +184,29 @@ def cond(A, p=None):
         big, small = s.amax(-1), s.amin(-1)
         return big / small if p != -2 else small / big
     D.check_matrix("linalg.cond", A, square=True)
+    if p == "nuc":  # sum(s) sum(1/s), as PyTorch: a singular matrix is finite (or NaN)
+        with no_grad():
+            nan = A.isnan().reshape(-1, A.shape[-2] * A.shape[-1]).any(-1)
+            if nan.numel() and bool(nan.any()):
+                b = int(nan.to(bool).nonzero()[0, 0]) if A.ndim > 2 else None
+                where_ = f"(Batch element {b}): " if b is not None else ""
+                raise D.LinAlgError(f"linalg.svd: {where_}The algorithm failed to converge "
+                                    f"because the input matrix contained non-finite values.")
+        try:
+            s = D.svdvals(A)
+            r = s.sum(-1) * s.reciprocal().sum(-1)
+            with no_grad():  # an inf entry: NaN on every backend, as PyTorch's
+                inf = A.isinf().reshape(*A.shape[:-2], -1).any(-1)
+            return where(inf, math.nan, r)
+        except (D.LinAlgError, ValueError):  # no convergence (NumPy's LinAlgError is a
+            # ValueError): NaN, as PyTorch's cond at non-finite input
+            if A.ndim == 2:
+                return _full_like(A.sum((-2, -1)), math.nan)
+            flat = A.reshape(-1, *A.shape[-2:])
+            return _stack([cond(a, p) for a in flat]).reshape(A.shape[:-2])
     try:
-        return matrix_norm(A, p) * matrix_norm(D.inv(A), p)
+        r = matrix_norm(A, p) * matrix_norm(D.inv(A), p)
+        return where(r.isnan(), math.inf, r)  # PyTorch's inf for NaN (non-finite input)
     except D.LinAlgError:  # inf for the singular matrices, the others as they are
         if A.ndim == 2:
             return _full_like(A.sum((-2, -1)), math.inf)
