@@ -374,3 +374,23 @@ def test_cond_special_values_as_torch(device, p, A):
             assert (got[big] > 1e15).all()
             got, want = np.where(big, 0.0, got), torch.where(want > 1e15, 0.0, want)
         np.testing.assert_allclose(got, want.numpy(), rtol=1e-9, equal_nan=True)
+
+
+@pytest.mark.parametrize("A", [[[1.0, _NAN], [_NAN, 1.0]], [[1.0, _INF], [_INF, 1.0]],
+                               [[_INF, 0.0], [0.0, 1.0]],
+                               [[[1.0, 0.0], [0.0, 2.0]], [[_INF, 0.0], [0.0, 1.0]]],
+                               [[[1.0, 0.0], [0.0, 2.0]], [[_NAN, 0.0], [0.0, 1.0]]]])
+def test_svd_of_non_finite_matrices(device, A):
+    """PyTorch's svd refuses a NaN (LinAlgError naming the batch element; NumPy raised its
+    own error) and gives NaN singular values for an infinity (the reference backend
+    computed values)."""
+    p, t = _pair(device, A)
+    try:
+        want = torch.linalg.svdvals(t)
+    except RuntimeError as e:
+        with pytest.raises(plugrad.linalg.LinAlgError) as got:
+            plugrad.linalg.svdvals(p)
+        assert str(got.value) == str(e)
+    else:
+        np.testing.assert_allclose(host(plugrad.linalg.svdvals(p)), want.numpy(),
+                                   equal_nan=True)

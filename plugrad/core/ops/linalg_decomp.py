@@ -19,6 +19,7 @@ from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name, shape_str
 from plugrad.core.grad_mode import _state, no_grad
+from plugrad.core.ops.select import where
 from plugrad.core.tensor import Tensor, _wrap
 
 
@@ -444,6 +445,40 @@ class LinalgEighBackward0(Node):
         return (F.matmul(V, F.matmul(inner, mT(F, V))),)
 
 
+def _nonfinite(A):
+    """Per matrix of ``A``: ``(has NaN, has inf)`` (batch-shaped bool tensors), or None when
+    every entry is finite."""
+    with no_grad():
+        if not A.numel() or bool(A.isfinite().all()):
+            return None
+        flat = A.reshape(*A.shape[:-2], -1)
+        return flat.isnan().any(-1), flat.isinf().any(-1)
+
+
+def _nan_where(bad, *outs):
+    """NaN for the matrices ``bad`` flags (LAPACK's results there, on every backend)."""
+    with no_grad():
+        return tuple(x if x is None else
+                     wrap(x, where(bad.reshape(*bad.shape, *([1] * (x.ndim - bad.ndim))),
+                                   math.nan, x)._data) for x in outs)
+
+
+def _svd_input_check(A):
+    """PyTorch's gesdd refuses a NaN (LinAlgError naming the batch element) and gives NaN
+    for a matrix with an infinity; NumPy's driver raised its own error, the reference
+    backend computed."""
+    bad = _nonfinite(A)
+    if bad is None:
+        return None
+    nan, inf = bad
+    if bool(nan.any()):
+        b = int(nan.reshape(-1).to(_dt.int64).argmax()) if A.ndim > 2 else None
+        where_ = f"(Batch element {b}): " if b is not None else ""
+        raise LinAlgError(f"linalg.svd: {where_}The algorithm failed to converge because the "
+                          f"input matrix contained non-finite values.")
+    return inf
+
+
 def eigh(A, UPLO="L"):
     check_matrix("linalg.eigh", A, square=True)
     if UPLO not in ("L", "U"):
@@ -508,7 +543,10 @@ class LinalgSvdBackward0(Node):
 
 def svd(A, full_matrices=True):
     check_matrix("linalg.svd", A)
+    inf = _svd_input_check(A)
     u, s, vh = call("linalg.svd", A._k, "linalg_svd", A._data, full_matrices, True)
+    if inf is not None:
+        u, s, vh = (t._data for t in _nan_where(inf, wrap(A, u), wrap(A, s), wrap(A, vh)))
     U, S, Vh = wrap(A, u), wrap(A, s), wrap(A, vh)
     if _recording(A):
         eye = eye_like(A, min(A.shape[-2:]))
@@ -523,4 +561,6 @@ def svdvals(A):
     check_matrix("linalg.svdvals", A)
     if _recording(A):
         return svd(A, full_matrices=False).S
-    return wrap(A, call("linalg.svdvals", A._k, "linalg_svd", A._data, False, False)[1])
+    inf = _svd_input_check(A)
+    s = wrap(A, call("linalg.svdvals", A._k, "linalg_svd", A._data, False, False)[1])
+    return s if inf is None else _nan_where(inf, s)[0]
