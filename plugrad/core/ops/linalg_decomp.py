@@ -9,23 +9,18 @@ masks) are saved as Tensors, so both bindings see them.
 """
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 from plugrad.backends.contract_linalg import LinAlgKernelError
-from plugrad.core import dtypes as _dt
 from plugrad.core import factories
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name, shape_str
-from plugrad.core.grad_mode import _state, no_grad
+from plugrad.core.grad_mode import _state
+from plugrad.core.ops import linalg_special as _sp
+from plugrad.core.ops.linalg_special import LinAlgError  # noqa: F401 (D.LinAlgError)
 from plugrad.core.ops.select import where
 from plugrad.core.tensor import Tensor, _wrap
-
-
-class LinAlgError(RuntimeError):
-    """A matrix the factorisation cannot handle (singular, not positive-definite): PyTorch's
-    ``torch.linalg.LinAlgError``, a RuntimeError."""
 
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -56,9 +51,7 @@ _FAILURES = {
     "linalg.inv": "The diagonal element {order} is zero, the inversion could not be "
                   "completed because the input matrix is singular.",
     "linalg.solve": "The solver failed because the input matrix is singular.",
-    "linalg.cholesky": "The factorization could not be completed because the input is not "
-                       "positive-definite (the leading minor of order {order} is not "
-                       "positive-definite).",
+    "linalg.cholesky": _sp.CHOLESKY_FAILURE,
 }
 _FAILURES["cholesky"] = _FAILURES["linalg.cholesky"]
 
@@ -118,30 +111,9 @@ class LinalgSolveBackward0(KeepsOutput):
         return gA, gB
 
 
-def _huge(A) -> float:
-    """About the square root of the dtype's maximum: entries past it can overflow."""
-    return 1.3e154 if A.dtype.name == "float64" else 1.8e19
-
-
-def _lu_solve_special(A, B):
-    """``A^-1 B`` by the LU composite and two substitutions when an input is not finite (or
-    ``A`` huge enough for its elimination to overflow):
-    PyTorch's getrf/getrs (MKL) meet NaN and inf in that order, which NumPy's driver does
-    not; None where a pivot is exactly zero (the kernel raises for it)."""
-    with no_grad():
-        if bool(A.isfinite().all()) and bool(B.isfinite().all()) and not (
-                A.numel() and float(A.abs().max()) > _huge(A)):
-            return None
-        from plugrad.core.ops.linalg_lu import _lu_steps, linalg_lu_solve
-        lu, piv, info = _lu_steps(A.detach())
-        if bool((info != 0).any()):
-            return None
-        return linalg_lu_solve(lu, piv, B.detach())._data
-
-
 def solve_batched(A, B, name="linalg.solve"):
     """The kernel's form: ``A`` ``(..., n, n)``, ``B`` ``(..., n, k)`` of one batch shape."""
-    x = _lu_solve_special(A, B)
+    x = _sp._lu_solve_special(A, B)
     r = wrap(A, call(name, A._k, "linalg_solve", A._data, B._data) if x is None else x)
     if _recording(A, B):
         record(r, LinalgSolveBackward0(), (A, B), (A, OUTPUT))
@@ -190,7 +162,7 @@ class LinalgInvBackward0(KeepsOutput):
 def inv(A):
     check_matrix("linalg.inv", A, square=True)
     eye = eye_like(A).expand(*A.shape)
-    x = _lu_solve_special(A, eye)
+    x = _sp._lu_solve_special(A, eye)
     r = wrap(A, call("linalg.inv", A._k, "linalg_solve", A._data, eye._data) if x is None
              else x)
     if _recording(A):
@@ -233,42 +205,12 @@ class LinalgDetBackward0(KeepsOutput):
         return (gA,)
 
 
-def _special(A, logabs) -> bool:
-    """Whether a matrix of ``A`` is not finite, large enough for its elimination or the
-    product of its pivots to overflow, or gives a non-finite or huge ``log|det|`` (subnormal
-    pivots, where the drivers' roundings part): there PyTorch's
-    results are those of its LU factors (the product of U's diagonal, inf where it
-    overflows), which NumPy's LAPACK driver does not reproduce (its sign ignores a NaN
-    pivot, its factors meet inf/NaN in another order, its det is exp(log|det|))."""
-    with no_grad():
-        if not (bool(wrap(A, logabs).isfinite().all()) and bool(A.isfinite().all())):
-            return True
-        big = _huge(A)
-        if A.numel() and float(wrap(A, logabs).abs().max()) > math.log(big):  # subnormals
-            return True
-        return A.numel() > 0 and float(A.abs().max()) > big
-
-
-def _lu_parts(A):
-    """``(diag(U), det(P))`` of the LU factors with partial pivoting (MKL's special values,
-    see ``linalg_lu``) that PyTorch's det/slogdet take: of ``A^T`` when ``A`` is contiguous
-    (its LAPACK call reads the row-major memory as the column-major transpose, as
-    ``det(A^T) == det(A)``), else of ``A``; detached."""
-    from plugrad.core.ops.linalg_lu import _lu_steps
-    with no_grad():
-        lu, piv, _ = _lu_steps(A.detach().mT if A.is_contiguous() else A.detach())
-        n = A.shape[-1]
-        steps = factories.arange(1, n + 1, dtype=piv.dtype, device=A.device)
-        odd = (piv != steps).sum(-1) % 2
-        return lu.diagonal(0, -2, -1), 1.0 - 2.0 * odd.to(A.dtype)
-
-
 def det(A):
     check_matrix("linalg.det", A, square=True)
     k = A._k
     sign, logabs = call("linalg.det", k, "linalg_slogdet", A._data)
-    if _special(A, logabs):  # as PyTorch: the product of U's diagonal, signed by P
-        diag, p = _lu_parts(A)
+    if _sp._special(A, logabs):  # as PyTorch: the product of U's diagonal, signed by P
+        diag, p = _sp._lu_parts(A)
         r = diag.prod(-1) * p
         r = wrap(A, r._data)
     else:
@@ -294,8 +236,8 @@ class LinalgSlogdetBackward0(Node):
 def slogdet(A):
     check_matrix("linalg.slogdet", A, square=True)
     sign, logabs = call("linalg.slogdet", A._k, "linalg_slogdet", A._data)
-    if _special(A, logabs):  # PyTorch's: prod(sgn(diag U)) det(P), sum(log|diag U|)
-        diag, p = _lu_parts(A)
+    if _sp._special(A, logabs):  # PyTorch's: prod(sgn(diag U)) det(P), sum(log|diag U|)
+        diag, p = _sp._lu_parts(A)
         sign, logabs = (diag.sign().prod(-1) * p)._data, diag.abs().log().sum(-1)._data
     sign, logabs = wrap(A, sign), wrap(A, logabs)
     if _recording(A):
@@ -322,23 +264,6 @@ class LinalgCholeskyBackward0(KeepsOutput):
         return (F.linalg_solve(mT(F, L), mT(F, x)),)  # (L^-T (L^-T P)^T)^T, P symmetric
 
 
-def _nan_pivot(name, A, L) -> None:
-    """LAPACK's ``potrf`` stops at a pivot that is NaN as at one that is not positive (its
-    ``ajj <= 0 or isnan(ajj)``); NumPy's driver and the reference backend carry the NaN on.
-    A NaN of the lower triangle always reaches the diagonal, so the first NaN there is the
-    order PyTorch reports."""
-    n = A.shape[-1]
-    with no_grad():
-        d = L.diagonal(0, -2, -1).isnan()
-        if not n or not bool(d.any()):
-            return
-        flat = d.reshape(-1, n)
-        b = int(flat.any(-1).to(_dt.int64).argmax())
-        order = int(flat[b].to(_dt.int64).argmax()) + 1
-    where = f"(Batch element {b}): " if A.ndim > 2 else ""
-    raise LinAlgError(f"{name}: {where}" + _FAILURES["linalg.cholesky"].format(order=order))
-
-
 def cholesky(A, *, upper=False, name="linalg.cholesky"):
     """The lower factor ``L`` (``L L^T = A``) from ``A``'s lower triangle, or with ``upper``
     the upper factor ``U`` (``U^T U = A``) from its upper triangle, as LAPACK's ``uplo``."""
@@ -346,7 +271,7 @@ def cholesky(A, *, upper=False, name="linalg.cholesky"):
     if upper:  # A's upper triangle is the lower one of A^T
         return cholesky(A.mT, name=name).mT
     r = wrap(A, call(name, A._k, "linalg_cholesky", A._data))
-    _nan_pivot(name, A, r)
+    _sp._nan_pivot(name, A, r)
     if _recording(A):
         low, strict = tril_masks(A, A.shape[-1])
         record(r, LinalgCholeskyBackward0(), (A,), (low, strict, OUTPUT))
@@ -445,40 +370,6 @@ class LinalgEighBackward0(Node):
         return (F.matmul(V, F.matmul(inner, mT(F, V))),)
 
 
-def _nonfinite(A):
-    """Per matrix of ``A``: ``(has NaN, has inf)`` (batch-shaped bool tensors), or None when
-    every entry is finite."""
-    with no_grad():
-        if not A.numel() or bool(A.isfinite().all()):
-            return None
-        flat = A.reshape(*A.shape[:-2], -1)
-        return flat.isnan().any(-1), flat.isinf().any(-1)
-
-
-def _nan_where(bad, *outs):
-    """NaN for the matrices ``bad`` flags (LAPACK's results there, on every backend)."""
-    with no_grad():
-        return tuple(x if x is None else
-                     wrap(x, where(bad.reshape(*bad.shape, *([1] * (x.ndim - bad.ndim))),
-                                   math.nan, x)._data) for x in outs)
-
-
-def _svd_input_check(A):
-    """PyTorch's gesdd refuses a NaN (LinAlgError naming the batch element) and gives NaN
-    for a matrix with an infinity; NumPy's driver raised its own error, the reference
-    backend computed."""
-    bad = _nonfinite(A)
-    if bad is None:
-        return None
-    nan, inf = bad
-    if bool(nan.any()):
-        b = int(nan.reshape(-1).to(_dt.int64).argmax()) if A.ndim > 2 else None
-        where_ = f"(Batch element {b}): " if b is not None else ""
-        raise LinAlgError(f"linalg.svd: {where_}The algorithm failed to converge because the "
-                          f"input matrix contained non-finite values.")
-    return inf
-
-
 def eigh(A, UPLO="L"):
     check_matrix("linalg.eigh", A, square=True)
     if UPLO not in ("L", "U"):
@@ -543,10 +434,10 @@ class LinalgSvdBackward0(Node):
 
 def svd(A, full_matrices=True):
     check_matrix("linalg.svd", A)
-    inf = _svd_input_check(A)
+    inf = _sp._svd_input_check(A)
     u, s, vh = call("linalg.svd", A._k, "linalg_svd", A._data, full_matrices, True)
     if inf is not None:
-        u, s, vh = (t._data for t in _nan_where(inf, wrap(A, u), wrap(A, s), wrap(A, vh)))
+        u, s, vh = (t._data for t in _sp._nan_where(inf, wrap(A, u), wrap(A, s), wrap(A, vh)))
     U, S, Vh = wrap(A, u), wrap(A, s), wrap(A, vh)
     if _recording(A):
         eye = eye_like(A, min(A.shape[-2:]))
@@ -561,6 +452,6 @@ def svdvals(A):
     check_matrix("linalg.svdvals", A)
     if _recording(A):
         return svd(A, full_matrices=False).S
-    inf = _svd_input_check(A)
+    inf = _sp._svd_input_check(A)
     s = wrap(A, call("linalg.svdvals", A._k, "linalg_svd", A._data, False, False)[1])
-    return s if inf is None else _nan_where(inf, s)[0]
+    return s if inf is None else _sp._nan_where(inf, s)[0]

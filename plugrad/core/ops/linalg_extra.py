@@ -19,6 +19,7 @@ from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.linalg_lu_steps import _substitute
 from plugrad.core.ops.select import where
 from plugrad.core.ops.statistics import norm as _pnorm
 from plugrad.core.tensor import Tensor, _wrap_dim
@@ -253,29 +254,6 @@ _SUBSTITUTE_UP_TO = 32
 def _finite(*ts) -> bool:
     with no_grad():
         return all(bool(t.isfinite().all()) for t in ts)
-
-
-def _substitute(T, B, upper, unit):
-    """Back (``upper``) or forward substitution, one row of ``X`` at a time."""
-    n = T.shape[-1]
-    if B.shape[-2] != n:
-        raise ShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
-                         f"equation AX = B ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
-    batch = broadcast_shapes("linalg.solve_triangular", tuple(T.shape[:-2]),
-                             tuple(B.shape[:-2]))
-    if tuple(B.shape[:-2]) != batch:
-        B = B.expand(*batch, *B.shape[-2:])
-    rows = []
-    for i in (range(n - 1, -1, -1) if upper else range(n)):
-        r = B[..., i:i + 1, :]
-        if rows:
-            done = cat(rows[::-1] if upper else rows, -2)
-            known = T[..., i:i + 1, i + 1:] if upper else T[..., i:i + 1, :i]
-            r = r - matmul(known, done)
-        rows.append(r if unit else r / T[..., i:i + 1, i:i + 1])
-    if not rows:
-        return B + T.sum((-2, -1), keepdim=True) * 0  # the empty result, broadcast
-    return cat(rows[::-1] if upper else rows, -2)
 
 
 def _positive(x) -> bool:

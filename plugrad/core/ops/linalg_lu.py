@@ -24,6 +24,7 @@ from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat, stack
 from plugrad.core.ops.linalg import matmul
 from plugrad.core.ops.linalg_extra import pinv, solve_triangular
+from plugrad.core.ops.linalg_lu_steps import _apply_perm, _lu_steps, _permutation
 from plugrad.core.ops.select import where
 
 _LU = return_type("linalg_lu_factor", "LU", "pivots")
@@ -44,66 +45,7 @@ def _matrix(name, A):
                            f"{A.dtype.name}")
 
 
-def _arange(n, like, dtype=_dt.int64):
-    return factories.arange(n, dtype=dtype, device=like.device)
-
-
 # ---------------------------------------------------------------------- LU
-def _pivot_rows(col, j):
-    """The pivot row of each column ``col`` (``..., m - j``), as MKL's ``idamax``: the first
-    largest magnitude. Up to 16 entries (its scalar loop) a NaN never replaces the running
-    maximum, so a NaN is the pivot only at the top; longer columns (its vectorised loop)
-    take the first NaN."""
-    a = col.abs()
-    if col.shape[-1] > 16:
-        return a.argmax(-1, keepdim=True) + j
-    top = a[..., :1].isnan()
-    return where(top, 0, where(a.isnan(), -1.0, a).argmax(-1, keepdim=True)) + j
-
-
-def _lu_steps(A):
-    """``(LU, pivots, info)`` of ``A`` (``..., m, n``): L's multipliers below the diagonal,
-    U on and above it; ``pivots`` 1-based int32 row swaps; ``info`` the first zero pivot.
-    The special values follow MKL's ``getrf`` (PyTorch's CPU LAPACK): a zero pivot's column
-    is left unscaled, the multipliers are the column times the pivot's reciprocal (a
-    division when one row is below it), and only the rows below the pivot are updated."""
-    m, n = A.shape[-2], A.shape[-1]
-    k = min(m, n)
-    rows = _arange(m, A).reshape(m, 1)
-    cols = _arange(n, A).reshape(1, n)
-    lu = A
-    pivots, info = [], None
-    batch = tuple(A.shape[:-2])
-    for j in range(k):
-        with no_grad():
-            p = _pivot_rows(lu[..., j:, j], j)  # (..., 1)
-        pivots.append(p)
-        r = _arange(m, A).expand(*batch, m) if batch else _arange(m, A)
-        swapped = where(r == j, p, where(r == p, j, r))
-        lu = lu.gather(-2, swapped.unsqueeze(-1).expand(*batch, m, n))
-        pivot = lu[..., j:j + 1, j:j + 1]  # (..., 1, 1)
-        zero = pivot == 0
-        with no_grad():
-            first = zero.reshape(*batch) if batch else zero.reshape(())
-            hit = first.to(_dt.int32) * (j + 1)
-            info = hit if info is None else where(info == 0, hit, info)
-        below = rows > j
-        safe = where(zero, 1.0, pivot)
-        col = lu[..., :, j:j + 1]
-        scaled = col / safe if m - j == 2 else col * safe.reciprocal()
-        mult = where(below, scaled, 0.0)  # (..., m, 1)
-        update = mult * where(cols > j, lu[..., j:j + 1, :], 0.0)
-        lu = where(below.logical_and(cols == j), mult,
-                   where(below.logical_and(cols > j), lu - update, lu))
-    if pivots:
-        piv = cat(pivots, -1) + 1
-    else:
-        piv = factories.zeros(batch + (0,), dtype=_dt.int64, device=A.device)
-    if info is None:
-        info = factories.zeros(batch, dtype=_dt.int32, device=A.device)
-    return lu, piv.to(_dt.int32), info
-
-
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """``(LU, pivots, info)``: the LU factorisation with partial pivoting (PyTorch's
     ``linalg.lu_factor_ex``); ``info`` is the 1-based index of the first zero pivot."""
@@ -136,19 +78,6 @@ def lu_factor(A, *, pivot=True):
                 f"factorization, consider calling linalg.lu(A, pivot) or "
                 f"linalg.lu_factor_ex(A, pivot)")
     return _LU(lu, piv)
-
-
-def _permutation(pivots, m):
-    """Row order ``perm`` with ``P^T A = A[perm]``, from LAPACK's sequential swaps."""
-    with no_grad():
-        flat = pivots.reshape(-1, pivots.shape[-1]).tolist() if pivots.ndim else [[]]
-    perms = []
-    for swaps in flat:
-        perm = list(range(m))
-        for i, s in enumerate(swaps):
-            perm[i], perm[s - 1] = perm[s - 1], perm[i]
-        perms.append(perm)
-    return perms
 
 
 @op("lu_unpack")
@@ -193,25 +122,6 @@ def lu(A, pivot=True, get_infos=False):
     """``torch.lu``: ``(LU, pivots)`` and, with ``get_infos``, ``info``."""
     lu_, piv, info = lu_factor_ex(A, pivot=pivot)
     return (lu_, piv, info) if get_infos else (lu_, piv)
-
-
-def _apply_perm(B, pivots, m, inverse=False):
-    perms = _permutation(pivots, m)
-    if inverse:
-        inv = []
-        for perm in perms:
-            back = [0] * m
-            for i, r in enumerate(perm):
-                back[r] = i
-            inv.append(back)
-        perms = inv
-    batch = tuple(pivots.shape[:-1])
-    idx = factories.tensor(perms, dtype=_dt.int64, device=B.device).reshape(*batch, m, 1)
-    lead = tuple(B.shape[:-2])
-    full = tuple(lead) if len(lead) >= len(batch) else batch
-    idx = idx.expand(*full, m, B.shape[-1]) if full else idx.expand(m, B.shape[-1])
-    Bb = B.expand(*full, m, B.shape[-1]) if full else B
-    return Bb.gather(-2, idx)
 
 
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
