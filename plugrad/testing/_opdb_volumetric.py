@@ -214,7 +214,7 @@ def s_tensorsolve(make, dtype):
 
 
 def s_lu_unpack(make, dtype):
-    lu_, piv = LA.lu_factor(_square(make, "float64", 3, 3))
+    lu_, piv, _ = LA.lu_factor_ex(_square(make, "float64", 3, 3))
     yield S((lu_.to(getattr(plugrad, dtype)), piv), name="3x3", method=False)
 
 
@@ -259,7 +259,7 @@ _add(
     _P("lu", sample_inputs=s_lu_methods, differentiable=True, dtypes=F64),
     _P("lu_solve", _torch_lu_solve, sample_inputs=s_lu_solve_old, differentiable=True,
        dtypes=F64, method=lambda args, kw: args[1].lu_solve(*LA.lu_factor(args[0]))),
-    _P("lu_unpack", sample_inputs=s_lu_unpack, differentiable=True, dtypes=FLOATS),
+    _P("lu_unpack", sample_inputs=s_lu_unpack, differentiable=True, dtypes=ALL),
     _P("matrix_exp", sample_inputs=s_matrix_exp, differentiable=True, dtypes=F64),
     _P("orgqr", sample_inputs=s_orgqr_m, differentiable=True, dtypes=F64),
     # (PyTorch's rules give the factor's other triangle a gradient, which the forward does

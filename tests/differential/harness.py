@@ -165,7 +165,10 @@ def _to_torch_tensor(values, dtype, layout):
                             dtype=tdtype(dtype)).transpose(-1, -2)
     if layout == "slice":
         return torch.tensor(np.repeat(values, 2, axis=-1), dtype=tdtype(dtype))[..., ::2]
-    return torch.tensor(np.array(values), dtype=tdtype(dtype))
+    # C order: torch.tensor keeps a NumPy array's strides (a transposed view's host copy
+    # is F-ordered) where plugrad.tensor makes it contiguous; layout-sensitive ops (det,
+    # slogdet factor A^T of a contiguous A) must see the same layout on both sides
+    return torch.tensor(np.array(values, order="C"), dtype=tdtype(dtype))
 
 
 def host(t) -> np.ndarray:

@@ -143,22 +143,24 @@ KNOWN: list[Known] = [
           example=Case('pow', 'cpu', 'int64', sample=14, family='special', seed=205,
                        form='inplace')),
     # ------------------------------------------------------------ dtypes of results
-    Known(("addmm", "baddbmm", "addcmul"), "wrong/dtype", dtype="*int*",
-          torch="integer inputs with float alpha/beta/value stay integer",
-          plugrad="promotes to float32", why="the scalars' promotion lives in the linalg "
-          "ops being reworked this round",
-          example=Case('addmm', 'cpu', 'int64', sample=11, family='extreme', seed=59659)),
     # ------------------------------------------------------------ special values, kinks
     Known(("addmm", "bmm", "matmul", "mm", "einsum", "baddbmm", "nn.functional.linear",
+           "linalg.multi_dot", "linalg.matrix_power", "matrix_power",
            "nn.functional.bilinear", "nn.functional.conv1d", "nn.functional.conv2d",
            "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
            "nn.functional.lp_pool1d", "nn.functional.lp_pool2d",
            "nn.functional.scaled_dot_product_attention"), "wrong/*", family="[es]*",
-          torch="sums of overflowing products: inf or nan by its accumulation order",
-          plugrad="the other of inf / nan (or a finite value where torch overflows)",
-          why="which of inf/nan an overflowing dot product gives depends on the summation "
-              "order (torch's own CPU and CUDA differ); not a bug to fix, an edge to own",
-          example=Case('addmm', 'cpu', 'int64', sample=11, family='extreme', seed=59659)),
+          torch="sums of overflowing products: inf or nan by its BLAS kernel, which MKL picks "
+                "by the operands' layout: torch.mm(a, b) is -1.44e308 (the product kept "
+                "exact in a fused multiply-add, as NumPy's OpenBLAS) where torch.mm(a, "
+                "b.T.contiguous().T) is -inf (rounded first) for the same values",
+          plugrad="NumPy's OpenBLAS result for the operands as given: the other of inf / nan "
+                  "/ a finite value where a layout makes torch's kernel round differently",
+          why="an artefact of which MKL kernel runs (torch's own answer changes with a "
+              "transpose, and its CPU and CUDA differ), not a formula; copying it needs "
+              "MKL's per-layout kernels",
+          example=Case('mm', 'cpu', 'float64', sample=7, family='extreme', seed=1022088,
+                       form='method', order=2)),
     Known(("nn.functional.scaled_dot_product_attention",), "wrong/value", family="special",
           torch="rows with -inf / nan scores: 0 or nan as torch 2.13's softmax gives",
           plugrad="nan", why="report #7 (fully masked rows), with the report entries' helper",
@@ -226,7 +228,7 @@ KNOWN: list[Known] = [
           why="subnormal edge of the gradient's division, ranked after plain inputs",
           example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
                        form='inplace_view', order=2)),
-    Known(("cross",), "wrong/*", family="extreme",
+    Known(("cross", "linalg.cross"), "wrong/*", family="extreme",
           torch="±inf where a component's two products overflow: its compiled kernel "
                 "contracts a1*b2 - a2*b1 into fma(a1, b2, -(a2*b1)), so only a2*b1 is "
                 "rounded (to inf) first (2.25e308 - 1e308 is even finite there)",
@@ -329,26 +331,79 @@ KNOWN: list[Known] = [
               "convention to copy",
           example=Case('orgqr', 'cpu', 'float64', sample=2, family='ties', seed=725278,
                        form='method', order=2)),
-    Known(("slogdet", "linalg.slogdet"), "wrong/requires_grad", order="[12]",
-          torch="slogdet's sign output requires grad (its gradient is zero but recorded)",
-          plugrad="the sign output does not require grad",
-          why="found by this suite in the linalg ops landed this round; for their author",
-          example=Case('slogdet', 'cpu', 'float64', order=1)),
-    Known(("slogdet", "linalg.slogdet", "det", "linalg.det"), "wrong/*", family="[esz]*",
-          torch="a singular (or non-finite) matrix: sign 0, logabsdet -inf/nan by LAPACK",
-          plugrad="sign ±1 and another special value",
-          why="found by this suite; slogdet's convention at singular matrices needs the "
-              "LU pivots' zero check; for the linalg ops' author",
-          example=Case('slogdet', 'cpu', 'float32', sample=10, family='extreme', seed=967)),
-    Known(("linalg.*", "qr", "svd", "cholesky", "pinverse", "inverse", "det", "slogdet",
-           "cholesky_*", "lu*", "eig*", "matrix_*", "nuclear_norm"), "*", family="[esz]*",
-          torch="non-finite, tied or rank-deficient inputs: LAPACK raises (failed to "
-                "converge, not positive-definite) or gives nan, and gradients of "
-                "rank-deficient factorisations are whatever its formulas give",
-          plugrad="NumPy's LAPACK driver computes (inf, other signs) or raises elsewhere",
-          why="factorisations of such inputs are implementation-defined; which errors and "
-              "special values to copy is for the linalg ops' author to decide",
-          example=Case('linalg.inv', 'cpu', 'float64', sample=7, family='special', seed=1577)),
+    Known(("slogdet", "linalg.slogdet", "det", "linalg.det"), "wrong/grad*", family="[es]*",
+          torch="gradients at non-finite or huge matrices: g A^-T by an LU solve with its "
+                "factors of A^T, NaN spreading through the substitutions' order",
+          plugrad="g A^-T by the solve kernel on A (the values at such matrices agree: "
+                  "both are those of the LU factors)",
+          why="special values of a gradient that is NaN/inf anyway, in another solve order",
+          example=Case('det', 'ref', 'float64', sample=6, family='special', seed=805233,
+                       form='method', order=1)),
+    Known(("matrix_exp", "linalg.matrix_exp"), "error/raise", dtype="float16",
+          torch="computes a float16 result on CPU, and a wrong one: exp([[1, 2], [3, 4]]) is "
+                "[[inf, -inf], [-inf, inf]] in half (NaN for the batch of this example)",
+          plugrad="raises (low precision dtypes not supported, as PyTorch's CUDA check)",
+          why="a torch bug (its half kernel), not a result to copy",
+          example=Case('linalg.matrix_exp', 'cpu', 'float16', sample=3, family='zeros',
+                       seed=511786)),
+    Known(("lu", "linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_factor rect",
+           "linalg.lu_solve", "lu_solve"), "wrong/grad*", family="[es]*",
+          torch="gradients at NaN / inf / huge inputs by its rule (linalg_lu_backward's "
+                "triangular solves with the factors; lu_solve's with LU^-1): NaN spreads to "
+                "entries the elimination never mixed",
+          plugrad="the gradient of the LU composite's elimination steps (the values agree, "
+                  "as MKL's getrf; finite inputs' gradients agree)",
+          why="special values of gradients at non-finite factors; the rule needs an LU node "
+              "of its own (pending)",
+          example=Case('lu', 'cpu', 'float64', sample=5, family='special', seed=1019176,
+                       order=2)),
+    Known(("linalg.solve", "linalg.tensorsolve", "linalg.cond", "cholesky_solve"), "*",
+          family="[es]*",
+          torch="solves at NaN / inf / huge inputs: a pivot MKL's fused multiply-adds leave as "
+                "a rounding residue (-7.4e290, a solution of 1.4e291) where the unfused "
+                "elimination cancels it to 0 (then singular); gradients by its rules' solves",
+          plugrad="the same LU composite and substitutions without fused multiply-adds; "
+                  "gradients by the solve kernel",
+          why="rounding residues of catastrophic cancellation near the dtype's maximum (MKL's "
+              "FMA, as cross below) and special values of gradients through them",
+          example=Case('linalg.solve', 'cpu', 'float64', sample=2, family='extreme',
+                       seed=415319)),
+    Known(("linalg.lstsq",), "*", family="[es]*",
+          torch="gelsy (QR with column pivoting) at NaN / inf / huge inputs: its rank and "
+                "special values; an INTERNAL ASSERT (illegal argument) for some NaN inputs",
+          plugrad="the minimum-norm solution by the pseudo-inverse: rank 0 and other special "
+                  "values",
+          why="a rank-revealing factorisation of non-finite input is implementation-defined; "
+              "the INTERNAL ASSERT is a torch bug",
+          example=Case('linalg.lstsq', 'cpu', 'float32', sample=6, family='special',
+                       seed=549741)),
+    Known(("linalg.svd", "svd", "linalg.svdvals", "linalg.eigh", "linalg.eigvalsh", "pinverse",
+           "linalg.pinv", "nuclear_norm", "linalg.matrix_norm", "linalg.norm"), "*",
+          family="[es]*", device="ref",
+          torch="LAPACK's syevd fails to converge on huge finite input (near the dtype's "
+                "maximum: LinAlgError, ill-conditioned) and has its own special values at "
+                "non-finite entries (a NaN diagonal gives eigenvalues 0 and -0); gesdd's "
+                "values near the maximum",
+          plugrad="the reference backend's Jacobi iterations compute a result (svd's NaN / "
+                  "inf inputs give PyTorch's LinAlgError / NaN on every backend)",
+          why="convergence failure and special values of LAPACK's iterations, not a "
+              "property of the input the reference backend can test (cpu agrees)",
+          example=Case('linalg.eigvalsh', 'ref', 'float32', sample=1, family='extreme',
+                       seed=336773)),
+    Known(("qr", "linalg.qr"), "error/grad*", family="z*",
+          torch="the gradient of a rank-deficient R: inf / NaN from its triangular solve",
+          plugrad="raises LinAlgError (singular) in the rule's solve",
+          why="rank-deficient QR is not differentiable; pending a triangular solve that does "
+              "not check",
+          example=Case('qr', 'cpu', 'float64', sample=15, family='zeros', seed=739922,
+                       order=2)),
+    Known(("linalg.householder_product", "orgqr"), "wrong/value", family="[es]*",
+          torch="NaN / inf reflectors: LAPACK's dorg2r applies each to its block only, "
+                "skipping zero columns (0 where plugrad has NaN)",
+          plugrad="the products of the reflectors (NaN through 0 * inf)",
+          why="special values of non-finite reflectors",
+          example=Case('linalg.householder_product', 'cpu', 'float64', sample=6,
+                       family='special', seed=240022, order=1)),
     # ------------------------------------------------------------ nn ops (new this round)
     Known(("nn.functional.cosine_embedding_loss",
            "nn.functional.hinge_embedding_loss",

@@ -276,6 +276,13 @@ class RefLinalgKernels:
                      for i in range(m)]
                 vh = [[float(i == j) for j in range(n)] for i in range(n if full_matrices else 0)]
                 s = []
+            elif not all(math.isfinite(x) for row in mat for x in row):
+                # LAPACK's gesdd gives NaN for a non-finite matrix (Jacobi's ordering and
+                # column tests break on inf / NaN)
+                nan = math.nan
+                u = [[nan] * (m if full_matrices else k) for _ in range(m)]
+                vh = [[nan] * n for _ in range(n if full_matrices else k)]
+                s = [nan] * k
             elif m >= n:
                 u, s, vh = _jacobi_svd(mat, full_matrices)
             else:  # a^T = v s u^T

@@ -11,7 +11,9 @@ from __future__ import annotations
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, ShapeError
 from plugrad.core.factories import tensor
-from plugrad.core.grad_mode import no_grad
+from plugrad.core.autograd.node import OUTPUT, KeepsOutput
+from plugrad.core.autograd.record import record
+from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.select import where
@@ -110,17 +112,38 @@ def _norm_last(diff, p):
     return where(empty, total * 0.0, where(empty, total * 0.0 + 1.0, total) ** (1.0 / p))
 
 
+class EuclideanDistBackward0(KeepsOutput):
+    """PyTorch's ``_euclidean_dist_backward``: with ``ratio = g / d`` (0 where ``d == 0``:
+    the subgradient at a zero distance), ``g1 = x1 sum_r ratio - ratio x2`` and
+    ``g2 = x2 sum_p ratio - ratio^T x1`` (the square root's derivative at 0 was inf, times
+    the clamp's 0: NaN)."""
+
+    def grad(self, F, g, x1, x2, d):
+        ratio = F.where(F.eq(d, 0.0), 0.0, F.div(g, d))
+        n = len(d.shape)
+        g1 = F.sub(F.mul(x1, F.sum(ratio, (n - 1,), True)), F.matmul(ratio, x2))
+        rt = F.permute(ratio, tuple(range(n - 2)) + (n - 1, n - 2))
+        g2 = F.sub(F.mul(x2, F.sum(rt, (n - 1,), True)), F.matmul(rt, x1))
+        return g1, g2
+
+
 def _euclidean_mm(x1, x2):
-    """``sqrt(max(|a|^2 - 2 a.b + |b|^2, 0))`` by one matrix product (PyTorch's form)."""
-    n1 = x1.square().sum(-1, keepdim=True)
-    n2 = x2.square().sum(-1, keepdim=True)
-    a = cat([x1 * -2.0, n1, n1 * 0.0 + 1.0], -1)
-    b = cat([x2, n2 * 0.0 + 1.0, n2], -1)
-    batch = _broadcast_shape("cdist", a.shape[:-2], b.shape[:-2])
-    a = a.expand(tuple(batch) + tuple(a.shape[-2:]))
-    b = b.expand(tuple(batch) + tuple(b.shape[-2:]))
-    d2 = a @ b.transpose(-1, -2)
-    return where(d2 > 0, d2, d2 * 0.0).sqrt()
+    """``sqrt(max(|a|^2 - 2 a.b + |b|^2, 0))`` by one matrix product (PyTorch's form), with
+    PyTorch's gradient rule."""
+    batch = _broadcast_shape("cdist", x1.shape[:-2], x2.shape[:-2])
+    x1 = x1.expand(tuple(batch) + tuple(x1.shape[-2:]))
+    x2 = x2.expand(tuple(batch) + tuple(x2.shape[-2:]))
+    with no_grad():
+        a, b = x1.detach(), x2.detach()
+        n1 = a.square().sum(-1, keepdim=True)
+        n2 = b.square().sum(-1, keepdim=True)
+        a = cat([a * -2.0, n1, n1 * 0.0 + 1.0], -1)
+        b = cat([b, n2 * 0.0 + 1.0, n2], -1)
+        d2 = a @ b.transpose(-1, -2)
+        r = where(d2 > 0, d2, d2 * 0.0).sqrt()
+    if _state.enabled and (x1._rg or x2._rg):
+        record(r, EuclideanDistBackward0(), (x1, x2), (x1, x2, OUTPUT))
+    return r
 
 
 def _broadcast_shape(name, s1, s2):

@@ -167,19 +167,26 @@ def outer(a, b):
 def addmm(bias, a, b, *, beta=1, alpha=1):
     if _ac.active: bias, a, b = _ac.autocast_args("addmm", bias, a, b)
     _check_addmm("addmm", bias, a, b, 2)
-    out = matmul(a, b)
-    if alpha != 1:
-        out = out * alpha
-    return out + (bias if beta == 1 else bias * beta)
+    return _scaled_add(bias, matmul(a, b), beta, alpha)
 
 
 @op("baddbmm", method="baddbmm", inplace="baddbmm_")
 def baddbmm(bias, a, b, *, beta=1, alpha=1):
     if _ac.active: bias, a, b = _ac.autocast_args("baddbmm", bias, a, b)
     _check_addmm("baddbmm", bias, a, b, 3)
-    out = matmul(a, b)
+    return _scaled_add(bias, matmul(a, b), beta, alpha)
+
+
+def _scaled_add(bias, out, beta, alpha):
+    """``beta * bias + alpha * out`` as PyTorch's addmm/baddbmm: an integral result casts
+    float scalars to its dtype (0.5 becomes 0; plugrad promoted to float32), and beta == 0
+    ignores the bias, its NaN and infinities included."""
+    if not out.dtype.is_floating_point:
+        beta, alpha = (int(v) if isinstance(v, float) else v for v in (beta, alpha))
     if alpha != 1:
         out = out * alpha
+    if beta == 0 and isinstance(bias, Tensor) and bias.dtype.is_floating_point:
+        return out + (bias * 0).nan_to_num(0.0, 0.0, 0.0)  # still in the graph: a 0 gradient
     return out + (bias if beta == 1 else bias * beta)
 
 

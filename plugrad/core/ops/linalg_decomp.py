@@ -9,7 +9,6 @@ masks) are saved as Tensors, so both bindings see them.
 """
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 from plugrad.backends.contract_linalg import LinAlgKernelError
@@ -18,12 +17,10 @@ from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name, shape_str
 from plugrad.core.grad_mode import _state
+from plugrad.core.ops import linalg_special as _sp
+from plugrad.core.ops.linalg_special import LinAlgError  # noqa: F401 (D.LinAlgError)
+from plugrad.core.ops.select import where
 from plugrad.core.tensor import Tensor, _wrap
-
-
-class LinAlgError(RuntimeError):
-    """A matrix the factorisation cannot handle (singular, not positive-definite): PyTorch's
-    ``torch.linalg.LinAlgError``, a RuntimeError."""
 
 
 slogdet_result = namedtuple("slogdet", ["sign", "logabsdet"])
@@ -54,10 +51,9 @@ _FAILURES = {
     "linalg.inv": "The diagonal element {order} is zero, the inversion could not be "
                   "completed because the input matrix is singular.",
     "linalg.solve": "The solver failed because the input matrix is singular.",
-    "linalg.cholesky": "The factorization could not be completed because the input is not "
-                       "positive-definite (the leading minor of order {order} is not "
-                       "positive-definite).",
+    "linalg.cholesky": _sp.CHOLESKY_FAILURE,
 }
+_FAILURES["cholesky"] = _FAILURES["linalg.cholesky"]
 
 
 def call(name: str, k, kernel: str, *args):
@@ -117,7 +113,8 @@ class LinalgSolveBackward0(KeepsOutput):
 
 def solve_batched(A, B, name="linalg.solve"):
     """The kernel's form: ``A`` ``(..., n, n)``, ``B`` ``(..., n, k)`` of one batch shape."""
-    r = wrap(A, call(name, A._k, "linalg_solve", A._data, B._data))
+    x = _sp._lu_solve_special(A, B)
+    r = wrap(A, call(name, A._k, "linalg_solve", A._data, B._data) if x is None else x)
     if _recording(A, B):
         record(r, LinalgSolveBackward0(), (A, B), (A, OUTPUT))
     return r
@@ -165,7 +162,9 @@ class LinalgInvBackward0(KeepsOutput):
 def inv(A):
     check_matrix("linalg.inv", A, square=True)
     eye = eye_like(A).expand(*A.shape)
-    r = wrap(A, call("linalg.inv", A._k, "linalg_solve", A._data, eye._data))
+    x = _sp._lu_solve_special(A, eye)
+    r = wrap(A, call("linalg.inv", A._k, "linalg_solve", A._data, eye._data) if x is None
+             else x)
     if _recording(A):
         record(r, LinalgInvBackward0(), (A,), (OUTPUT,))
     return r
@@ -210,7 +209,12 @@ def det(A):
     check_matrix("linalg.det", A, square=True)
     k = A._k
     sign, logabs = call("linalg.det", k, "linalg_slogdet", A._data)
-    r = wrap(A, k.mul(sign, k.exp(logabs)))
+    if _sp._special(A, logabs):  # as PyTorch: the product of U's diagonal, signed by P
+        diag, p = _sp._lu_parts(A)
+        r = diag.prod(-1) * p
+        r = wrap(A, r._data)
+    else:
+        r = wrap(A, k.mul(sign, k.exp(logabs)))
     if _recording(A):
         eye = eye_like(A)
         record(r, LinalgDetBackward0(), (A,), (A, eye, OUTPUT))
@@ -218,20 +222,27 @@ def det(A):
 
 
 class LinalgSlogdetBackward0(Node):
-    """``g_logabsdet A^-T`` (the sign is not differentiable)."""
+    """``g_logabsdet A^-T``. The sign output is recorded too (in PyTorch it requires grad)
+    but contributes nothing: its derivative is zero."""
 
     def grad(self, F, g, A, eye):
-        c = F.reshape(g, tuple(g.shape) + (1, 1))
+        gl = g[1]
+        if gl is None:
+            return (None,)
+        c = F.reshape(gl, tuple(gl.shape) + (1, 1))
         return (F.mul(c, _inv_T(F, A, eye)),)
 
 
 def slogdet(A):
     check_matrix("linalg.slogdet", A, square=True)
     sign, logabs = call("linalg.slogdet", A._k, "linalg_slogdet", A._data)
+    if _sp._special(A, logabs):  # PyTorch's: prod(sgn(diag U)) det(P), sum(log|diag U|)
+        diag, p = _sp._lu_parts(A)
+        sign, logabs = (diag.sign().prod(-1) * p)._data, diag.abs().log().sum(-1)._data
     sign, logabs = wrap(A, sign), wrap(A, logabs)
     if _recording(A):
         eye = eye_like(A)
-        record(logabs, LinalgSlogdetBackward0(), (A,), (A, eye))
+        record_outputs([sign, logabs], LinalgSlogdetBackward0(), (A,), (A, eye))
     return slogdet_result(sign, logabs)
 
 
@@ -253,13 +264,18 @@ class LinalgCholeskyBackward0(KeepsOutput):
         return (F.linalg_solve(mT(F, L), mT(F, x)),)  # (L^-T (L^-T P)^T)^T, P symmetric
 
 
-def cholesky(A, *, upper=False):
-    check_matrix("linalg.cholesky", A, square=True)
-    r = wrap(A, call("linalg.cholesky", A._k, "linalg_cholesky", A._data))
+def cholesky(A, *, upper=False, name="linalg.cholesky"):
+    """The lower factor ``L`` (``L L^T = A``) from ``A``'s lower triangle, or with ``upper``
+    the upper factor ``U`` (``U^T U = A``) from its upper triangle, as LAPACK's ``uplo``."""
+    check_matrix(name, A, square=True)
+    if upper:  # A's upper triangle is the lower one of A^T
+        return cholesky(A.mT, name=name).mT
+    r = wrap(A, call(name, A._k, "linalg_cholesky", A._data))
+    _sp._nan_pivot(name, A, r)
     if _recording(A):
         low, strict = tril_masks(A, A.shape[-1])
         record(r, LinalgCholeskyBackward0(), (A,), (low, strict, OUTPUT))
-    return r.mT if upper else r
+    return r
 
 
 # ---------------------------------------------------------------------- qr
@@ -418,7 +434,10 @@ class LinalgSvdBackward0(Node):
 
 def svd(A, full_matrices=True):
     check_matrix("linalg.svd", A)
+    inf = _sp._svd_input_check(A)
     u, s, vh = call("linalg.svd", A._k, "linalg_svd", A._data, full_matrices, True)
+    if inf is not None:
+        u, s, vh = (t._data for t in _sp._nan_where(inf, wrap(A, u), wrap(A, s), wrap(A, vh)))
     U, S, Vh = wrap(A, u), wrap(A, s), wrap(A, vh)
     if _recording(A):
         eye = eye_like(A, min(A.shape[-2:]))
@@ -433,4 +452,6 @@ def svdvals(A):
     check_matrix("linalg.svdvals", A)
     if _recording(A):
         return svd(A, full_matrices=False).S
-    return wrap(A, call("linalg.svdvals", A._k, "linalg_svd", A._data, False, False)[1])
+    inf = _sp._svd_input_check(A)
+    s = wrap(A, call("linalg.svdvals", A._k, "linalg_svd", A._data, False, False)[1])
+    return s if inf is None else _sp._nan_where(inf, s)[0]

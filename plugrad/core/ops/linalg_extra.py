@@ -19,6 +19,8 @@ from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.linalg import matmul
+from plugrad.core.ops.linalg_lu_steps import _substitute
+from plugrad.core.ops.select import where
 from plugrad.core.ops.statistics import norm as _pnorm
 from plugrad.core.tensor import Tensor, _wrap_dim
 
@@ -183,8 +185,29 @@ def cond(A, p=None):
         big, small = s.amax(-1), s.amin(-1)
         return big / small if p != -2 else small / big
     D.check_matrix("linalg.cond", A, square=True)
+    if p == "nuc":  # sum(s) sum(1/s), as PyTorch: a singular matrix is finite (or NaN)
+        with no_grad():
+            nan = A.isnan().reshape(-1, A.shape[-2] * A.shape[-1]).any(-1)
+            if nan.numel() and bool(nan.any()):
+                b = int(nan.to(bool).nonzero()[0, 0]) if A.ndim > 2 else None
+                where_ = f"(Batch element {b}): " if b is not None else ""
+                raise D.LinAlgError(f"linalg.svd: {where_}The algorithm failed to converge "
+                                    f"because the input matrix contained non-finite values.")
+        try:
+            s = D.svdvals(A)
+            r = s.sum(-1) * s.reciprocal().sum(-1)
+            with no_grad():  # an inf entry: NaN on every backend, as PyTorch's
+                inf = A.isinf().reshape(*A.shape[:-2], -1).any(-1)
+            return where(inf, math.nan, r)
+        except (D.LinAlgError, ValueError):  # no convergence (NumPy's LinAlgError is a
+            # ValueError): NaN, as PyTorch's cond at non-finite input
+            if A.ndim == 2:
+                return _full_like(A.sum((-2, -1)), math.nan)
+            flat = A.reshape(-1, *A.shape[-2:])
+            return _stack([cond(a, p) for a in flat]).reshape(A.shape[:-2])
     try:
-        return matrix_norm(A, p) * matrix_norm(D.inv(A), p)
+        r = matrix_norm(A, p) * matrix_norm(D.inv(A), p)
+        return where(r.isnan(), math.inf, r)  # PyTorch's inf for NaN (non-finite input)
     except D.LinAlgError:  # inf for the singular matrices, the others as they are
         if A.ndim == 2:
             return _full_like(A.sum((-2, -1)), math.inf)
@@ -231,29 +254,6 @@ _SUBSTITUTE_UP_TO = 32
 def _finite(*ts) -> bool:
     with no_grad():
         return all(bool(t.isfinite().all()) for t in ts)
-
-
-def _substitute(T, B, upper, unit):
-    """Back (``upper``) or forward substitution, one row of ``X`` at a time."""
-    n = T.shape[-1]
-    if B.shape[-2] != n:
-        raise ShapeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the "
-                         f"equation AX = B ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
-    batch = broadcast_shapes("linalg.solve_triangular", tuple(T.shape[:-2]),
-                             tuple(B.shape[:-2]))
-    if tuple(B.shape[:-2]) != batch:
-        B = B.expand(*batch, *B.shape[-2:])
-    rows = []
-    for i in (range(n - 1, -1, -1) if upper else range(n)):
-        r = B[..., i:i + 1, :]
-        if rows:
-            done = cat(rows[::-1] if upper else rows, -2)
-            known = T[..., i:i + 1, i + 1:] if upper else T[..., i:i + 1, :i]
-            r = r - matmul(known, done)
-        rows.append(r if unit else r / T[..., i:i + 1, i:i + 1])
-    if not rows:
-        return B + T.sum((-2, -1), keepdim=True) * 0  # the empty result, broadcast
-    return cat(rows[::-1] if upper else rows, -2)
 
 
 def _positive(x) -> bool:
@@ -403,7 +403,7 @@ def inverse(A):
 
 @op("cholesky", method="cholesky")
 def cholesky(A, upper=False):
-    return D.cholesky(A, upper=upper)
+    return D.cholesky(A, upper=upper, name="cholesky")
 
 
 @op("qr", method="qr")

@@ -24,6 +24,7 @@ from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat, stack
 from plugrad.core.ops.linalg import matmul
 from plugrad.core.ops.linalg_extra import pinv, solve_triangular
+from plugrad.core.ops.linalg_lu_steps import _apply_perm, _lu_steps, _permutation
 from plugrad.core.ops.select import where
 
 _LU = return_type("linalg_lu_factor", "LU", "pivots")
@@ -44,48 +45,7 @@ def _matrix(name, A):
                            f"{A.dtype.name}")
 
 
-def _arange(n, like, dtype=_dt.int64):
-    return factories.arange(n, dtype=dtype, device=like.device)
-
-
 # ---------------------------------------------------------------------- LU
-def _lu_steps(A):
-    """``(LU, pivots, info)`` of ``A`` (``..., m, n``): L's multipliers below the diagonal,
-    U on and above it; ``pivots`` 1-based int32 row swaps; ``info`` the first zero pivot."""
-    m, n = A.shape[-2], A.shape[-1]
-    k = min(m, n)
-    rows = _arange(m, A).reshape(m, 1)
-    cols = _arange(n, A).reshape(1, n)
-    lu = A
-    pivots, info = [], None
-    batch = tuple(A.shape[:-2])
-    for j in range(k):
-        with no_grad():
-            col = lu[..., j:, j].abs()
-            p = col.argmax(-1, keepdim=True) + j  # (..., 1)
-        pivots.append(p)
-        r = _arange(m, A).expand(*batch, m) if batch else _arange(m, A)
-        swapped = where(r == j, p, where(r == p, j, r))
-        lu = lu.gather(-2, swapped.unsqueeze(-1).expand(*batch, m, n))
-        pivot = lu[..., j:j + 1, j:j + 1]  # (..., 1, 1)
-        zero = pivot == 0
-        with no_grad():
-            first = zero.reshape(*batch) if batch else zero.reshape(())
-            hit = first.to(_dt.int32) * (j + 1)
-            info = hit if info is None else where(info == 0, hit, info)
-        below = rows > j
-        mult = where(below, lu[..., :, j:j + 1] / where(zero, 1.0, pivot), 0.0)  # (..., m, 1)
-        update = mult * where(cols > j, lu[..., j:j + 1, :], 0.0)
-        lu = where(below.logical_and(cols == j), mult, lu - update)
-    if pivots:
-        piv = cat(pivots, -1) + 1
-    else:
-        piv = factories.zeros(batch + (0,), dtype=_dt.int64, device=A.device)
-    if info is None:
-        info = factories.zeros(batch, dtype=_dt.int32, device=A.device)
-    return lu, piv.to(_dt.int32), info
-
-
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """``(LU, pivots, info)``: the LU factorisation with partial pivoting (PyTorch's
     ``linalg.lu_factor_ex``); ``info`` is the 1-based index of the first zero pivot."""
@@ -102,37 +62,35 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 
 def lu_factor(A, *, pivot=True):
-    """``(LU, pivots)`` (``linalg.lu_factor``): a singular matrix is factorised too."""
-    lu, piv, _ = lu_factor_ex(A, pivot=pivot)
-    return _LU(lu, piv)
-
-
-def _permutation(pivots, m):
-    """Row order ``perm`` with ``P^T A = A[perm]``, from LAPACK's sequential swaps."""
+    """``(LU, pivots)`` (``linalg.lu_factor``); as PyTorch's, an exactly zero pivot is an
+    error (``lu_solve`` would divide by it): ``lu_factor_ex`` and ``linalg.lu`` take such
+    matrices."""
+    lu, piv, info = lu_factor_ex(A, pivot=pivot)
     with no_grad():
-        flat = pivots.reshape(-1, pivots.shape[-1]).tolist() if pivots.ndim else [[]]
-    perms = []
-    for swaps in flat:
-        perm = list(range(m))
-        for i, s in enumerate(swaps):
-            perm[i], perm[s - 1] = perm[s - 1], perm[i]
-        perms.append(perm)
-    return perms
+        bad = (info != 0).reshape(-1)
+        if bad.numel() and bool(bad.any()):
+            b = int(bad.to(_dt.int64).argmax())
+            i = int(info.reshape(-1)[b])
+            where_ = f"(Batch element {b}): " if A.ndim > 2 else ""
+            raise RuntimeError(
+                f"torch.linalg.lu_factor: {where_}U[{i},{i}] is zero and using it on lu_solve "
+                f"would result in a division by zero. If you still want to perform the "
+                f"factorization, consider calling linalg.lu(A, pivot) or "
+                f"linalg.lu_factor_ex(A, pivot)")
+    return _LU(lu, piv)
 
 
 @op("lu_unpack")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` with ``A = P L U`` from ``lu_factor``'s results."""
-    if not LU_data.dtype.is_floating_point:
-        raise RuntimeError(f"lu_unpack: expected floating point LU_data, got "
-                           f"{LU_data.dtype.name}")
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
     batch = tuple(LU_data.shape[:-2])
     empty = factories.zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
-    if unpack_data:
-        L = LU_data[..., :, :k].tril(-1) + factories.eye(m, k, dtype=LU_data.dtype,
-                                                        device=LU_data.device)
+    if unpack_data:  # any dtype, as PyTorch's (bool: the unit diagonal is an or)
+        eye = factories.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        low = LU_data[..., :, :k].tril(-1)
+        L = low.logical_or(eye) if LU_data.dtype is _dt.bool_ else low + eye
         U = LU_data[..., :k, :].triu()
     else:
         L = U = empty
@@ -154,7 +112,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
 def linalg_lu(A, *, pivot=True):
     """``(P, L, U)`` with ``A = P L U`` (``linalg.lu``)."""
-    lu_, piv = lu_factor(A, pivot=pivot)
+    lu_, piv, _ = lu_factor_ex(A, pivot=pivot)
     P, L, U = lu_unpack(lu_, piv)
     return _PLU(P, L, U)
 
@@ -164,25 +122,6 @@ def lu(A, pivot=True, get_infos=False):
     """``torch.lu``: ``(LU, pivots)`` and, with ``get_infos``, ``info``."""
     lu_, piv, info = lu_factor_ex(A, pivot=pivot)
     return (lu_, piv, info) if get_infos else (lu_, piv)
-
-
-def _apply_perm(B, pivots, m, inverse=False):
-    perms = _permutation(pivots, m)
-    if inverse:
-        inv = []
-        for perm in perms:
-            back = [0] * m
-            for i, r in enumerate(perm):
-                back[r] = i
-            inv.append(back)
-        perms = inv
-    batch = tuple(pivots.shape[:-1])
-    idx = factories.tensor(perms, dtype=_dt.int64, device=B.device).reshape(*batch, m, 1)
-    lead = tuple(B.shape[:-2])
-    full = tuple(lead) if len(lead) >= len(batch) else batch
-    idx = idx.expand(*full, m, B.shape[-1]) if full else idx.expand(m, B.shape[-1])
-    Bb = B.expand(*full, m, B.shape[-1]) if full else B
-    return Bb.gather(-2, idx)
 
 
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
@@ -220,37 +159,45 @@ def inv_ex(A, *, check_errors=False):
     """``(inverse, info)``: ``info`` is 0, or the first zero pivot of A's LU factors."""
     D.check_matrix("linalg.inv_ex", A, square=True)
     with no_grad():
-        _, _, info = lu_factor_ex(A.detach())
+        lu, piv, info = lu_factor_ex(A.detach())
     bad = info != 0
     if bool(bad.any()):
         if check_errors:
             raise D.LinAlgError("linalg.inv_ex: The diagonal element of U is zero, the "
                                 "inversion could not be completed because the input matrix "
                                 "is singular.")
-        return _INV_EX(_on_regular(A, bad, D.inv), info)
+        with no_grad():
+            raw = linalg_lu_solve(lu, piv, D.eye_like(A).expand(A.shape))
+        return _INV_EX(_on_regular(A, bad, D.inv, raw), info)
     return _INV_EX(D.inv(A), info)
 
 
-def _on_regular(A, bad, fn, *rest):
-    """``fn(A, *rest)`` for the regular matrices of the batch, NaN for the singular ones
-    (whose LAPACK results are undefined)."""
+def _on_regular(A, bad, fn, raw, *rest):
+    """``fn(A, *rest)`` for the regular matrices of the batch; for the singular ones
+    ``raw``, the substitutions with their factors (the infinities and NaN of a zero pivot,
+    as PyTorch's getrs gives), without a gradient (None: NaN)."""
     mask = bad.reshape(*bad.shape, 1, 1)
     eye = D.eye_like(A).expand(A.shape)
     out = fn(where(mask, eye, A), *rest)
-    return where(mask.reshape(*bad.shape, *([1] * (out.ndim - bad.ndim))), math.nan, out)
+    mask = mask.reshape(*bad.shape, *([1] * (out.ndim - bad.ndim)))
+    return where(mask, math.nan if raw is None else raw, out)
 
 
 def solve_ex(A, B, *, left=True, check_errors=False):
     """``(result, info)`` of ``linalg.solve`` (``info`` as in ``inv_ex``)."""
     D.check_matrix("linalg.solve_ex", A, square=True)
     with no_grad():
-        _, _, info = lu_factor_ex(A.detach())
+        lu, piv, info = lu_factor_ex(A.detach())
     bad = info != 0
     if bool(bad.any()):
         if check_errors:
             raise D.LinAlgError("linalg.solve_ex: The solver failed because the input matrix "
                                 "is singular.")
-        return _SOLVE_EX(_on_regular(A, bad, lambda M: D.solve(M, B, left=left)), info)
+        raw = None
+        if left and (B.ndim == A.ndim and tuple(B.shape[:-1]) == tuple(A.shape[:-1])):
+            with no_grad():
+                raw = linalg_lu_solve(lu, piv, B.detach())
+        return _SOLVE_EX(_on_regular(A, bad, lambda M: D.solve(M, B, left=left), raw), info)
     return _SOLVE_EX(D.solve(A, B, left=left), info)
 
 
@@ -291,29 +238,44 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 # ---------------------------------------------------------------------- matrix_exp
 @op("matrix_exp", method="matrix_exp")
 def matrix_exp(A):
-    """``exp(A)`` by scaling and squaring: the Taylor series (to 18 terms) of ``A / 2**s``
-    with ``||A / 2**s||_1 <= 1/2``, squared ``s`` times."""
+    """``exp(A)`` by scaling and squaring as PyTorch's ``mexp``: each matrix is divided by
+    ``2**s``, ``s = max(0, ceil(log2(||A||_1 / theta)))`` with its degree-18 ``theta``
+    (1.09 in float64, 3.01 in float32), then the Taylor series (to 18 / 22 terms, accurate
+    to the dtype at that norm) is squared ``s`` times. As PyTorch's, a matrix whose norm is
+    NaN gives NaN, and one whose norm overflows to inf is scaled to zero and not squared: the
+    identity if its entries are finite, NaN if not."""
     D.check_matrix("linalg.matrix_exp", A, square=True)
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point tensor, got "
                            f"{A.dtype.name}")
-    n = A.shape[-1]
     if A.numel() == 0:
         return A.clone()
+    double = A.dtype is _dt.float64
+    theta, terms = (1.090863719290036, 18) if double else (3.010066362817634, 22)
     with no_grad():
-        norm = float(A.abs().sum(-2).amax()) if n else 0.0
-    s = max(0, int(math.ceil(math.log2(norm / 0.5)))) if norm > 0.5 else 0
-    if not math.isfinite(norm):
-        s = 0
-    X = A / (2.0 ** s) if s else A
+        norm = A.abs().sum(-2).amax(-1).to(_dt.float64)  # the 1-norm of each matrix
+        bad = norm.isnan()
+        over = norm == math.inf
+        safe = where(bad.logical_or(over), 0.0, norm)
+        s = where(safe > theta, (safe / theta).log2().ceil(), 0.0)
+        steps = int(s.max())
+        scale = where(over, 0.0, 2.0 ** -s).to(A.dtype).unsqueeze(-1).unsqueeze(-1)
+        s = s.unsqueeze(-1).unsqueeze(-1)
+    X = A * scale if steps or bool(over.any()) else A
     eye = D.eye_like(A).expand(A.shape)
     out, term = eye, eye
-    terms = 18 if A.dtype is _dt.float64 else 12
     for k in range(1, terms + 1):
         term = matmul(term, X) / float(k)
         out = out + term
-    for _ in range(s):
-        out = matmul(out, out)
+    for i in range(steps):
+        new = where(s > i, matmul(out, out), out)
+        with no_grad():  # a fixed point (inf / NaN everywhere) stays one
+            same = bool(((new == out).logical_or(new.isnan().logical_and(out.isnan()))).all())
+        out = new
+        if same:
+            break
+    if bool(bad.any()):
+        out = where(bad.unsqueeze(-1).unsqueeze(-1), math.nan, out)
     return out
 
 
