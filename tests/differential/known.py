@@ -72,11 +72,6 @@ KNOWN: list[Known] = [
           plugrad="clamps (as it does with scalar bounds, which torch accepts too)",
           why="found by this suite; rare, with the other bool rejections next round",
           example=Case('clamp', 'ref', 'bool', sample=5, seed=680, form='inplace_view')),
-    Known(("flip",), "accepted/raise", form="fn",
-          torch="torch.flip(x, 0) raises: dims must be a tuple (Tensor.flip(0) is fine)",
-          plugrad="accepts an int dims", why="harmless extension the op database's own "
-          "samples rely on; rejecting it needs the samples changed with it",
-          example=Case('flip', 'cpu', 'bool')),
     Known(("logical_and", "logical_or", "logical_xor"), "accepted/raise",
           detail="*tensor-scalar*", torch="a Python scalar `other` is a TypeError",
           plugrad="accepts it", why="harmless extension the op database's own samples use",

@@ -48,3 +48,28 @@ def test_softmax_of_integers_is_not_implemented(device, name, dtype):
              dtype=plugrad.float64)
     want = fn(torch, torch.tensor(values, dtype=getattr(torch, dtype)), 1, dtype=torch.float64)
     np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-12)
+
+
+_FLIPS = {
+    "fn int": lambda lib, x: lib.flip(x, 0), "fn float": lambda lib, x: lib.flip(x, (0.0,)),
+    "fn dims=int": lambda lib, x: lib.flip(x, dims=1), "fn none": lambda lib, x: lib.flip(x),
+    "fn twice": lambda lib, x: lib.flip(x, (0, -2)), "method none": lambda lib, x: x.flip(),
+    "fn tuple": lambda lib, x: lib.flip(x, (0, 1)), "fn list": lambda lib, x: lib.flip(x, [1]),
+    "fn empty": lambda lib, x: lib.flip(x, ()), "method ints": lambda lib, x: x.flip(1, 0),
+    "method int": lambda lib, x: x.flip(-1), "method tuple": lambda lib, x: x.flip((0,)),
+    "method dims=": lambda lib, x: x.flip(dims=[1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FLIPS))
+def test_flip_dims_as_in_pytorch(device, name):
+    """``torch.flip(x, 0)`` is a TypeError (``dims`` is a tuple of ints; only the method
+    takes ints as varargs) and a repeated dim a RuntimeError; plugrad accepted both."""
+    values = [[1, 2, 3], [4, 5, 6]]
+    try:
+        want = _FLIPS[name](torch, torch.tensor(values)).tolist()
+    except (TypeError, RuntimeError) as exc:
+        with pytest.raises(type(exc), match="dims"):
+            _FLIPS[name](plugrad, plugrad.tensor(values, device=device))
+    else:
+        assert _FLIPS[name](plugrad, plugrad.tensor(values, device=device)).tolist() == want
