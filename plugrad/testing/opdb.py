@@ -398,8 +398,8 @@ _add(
 )
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
     _add(_P(_name, sample_inputs=s_binary(low=-2, high=2), promotion="bool", dtypes=ALL))
-for _name in ("logical_and", "logical_or", "logical_xor"):
-    _add(_P(_name, sample_inputs=s_binary(), promotion="bool", dtypes=ALL))
+for _name in ("logical_and", "logical_or", "logical_xor"):  # Tensor operands only
+    _add(_P(_name, sample_inputs=s_binary(scalars=False), promotion="bool", dtypes=ALL))
 _add(
     _P("logical_not", sample_inputs=s_unary(), dtypes=ALL),
     _P("isnan", sample_inputs=s_unary(), dtypes=ALL),

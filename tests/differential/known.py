@@ -46,12 +46,6 @@ KNOWN: list[Known] = [
           example=Case('cummax', 'cpu', 'float64', sample=4, family='extreme', seed=651,
                        form='method', order=1)),
     # ------------------------------------------------------------ dtypes torch rejects
-    Known(("atan2", "hypot"), "accepted/raise", detail="*tensor-scalar*",
-          torch="a Python scalar `other` is a TypeError (atan2_, hypot take Tensors only)",
-          plugrad="accepts it", why="harmless extension the op database's own samples use "
-          "(as logical_and's below)",
-          example=Case('hypot', 'cpu', 'float16', sample=15, family='ties', seed=8114,
-                       form='method', shapes=((1,), (), ()))),
     Known(("float_power",), "accepted/raise", form="inplace*",
           torch="float_power_ of a tensor that is not float64 raises (the result is float64)",
           plugrad="computes in float64 and casts back into the tensor",
@@ -72,10 +66,6 @@ KNOWN: list[Known] = [
           plugrad="clamps (as it does with scalar bounds, which torch accepts too)",
           why="found by this suite; rare, with the other bool rejections next round",
           example=Case('clamp', 'ref', 'bool', sample=5, seed=680, form='inplace_view')),
-    Known(("logical_and", "logical_or", "logical_xor"), "accepted/raise",
-          detail="*tensor-scalar*", torch="a Python scalar `other` is a TypeError",
-          plugrad="accepts it", why="harmless extension the op database's own samples use",
-          example=Case('logical_and', 'cpu', 'int64', sample=7, seed=36740, form='method')),
     Known(("nn.functional.binary_cross_entropy",), "accepted/raise",
           torch="all elements of target should be between 0 and 1 (nan / -0.0 ... inputs)",
           plugrad="computes a value", why="report #35 family; needs a check of the "

@@ -73,3 +73,50 @@ def test_flip_dims_as_in_pytorch(device, name):
             _FLIPS[name](plugrad, plugrad.tensor(values, device=device))
     else:
         assert _FLIPS[name](plugrad, plugrad.tensor(values, device=device)).tolist() == want
+
+
+_TENSOR_ONLY = ("atan2", "arctan2", "hypot", "logaddexp", "logaddexp2", "logical_and",
+                "logical_or", "logical_xor", "fmax", "fmin", "heaviside", "ldexp", "nextafter")
+
+
+@pytest.mark.parametrize("name", _TENSOR_ONLY)
+@pytest.mark.parametrize("form", ["fn", "fn reflected", "method", "inplace"])
+def test_tensor_only_binary_ops_refuse_python_numbers(device, name, form):
+    """These take ``(Tensor input, Tensor other)`` in PyTorch: a Python number is a
+    TypeError in every form (plugrad took it as a weak scalar, or failed with an
+    AttributeError); a 0-d tensor works."""
+    def run(lib, x, other):
+        if form == "fn":
+            return getattr(lib, name)(x, other)
+        if form == "fn reflected":
+            return getattr(lib, name)(other, x)
+        if form == "method":
+            return getattr(x, name)(other)
+        return getattr(x.clone(), name + "_")(other)
+    if form == "inplace" and not hasattr(torch.Tensor, name + "_"):
+        pytest.skip(f"torch has no Tensor.{name}_ (not a missing resource: no such form)")
+    values = [0.5, -1.0, 2.0]
+    for other in (2, 1.5, True):
+        with pytest.raises(TypeError):
+            run(torch, torch.tensor(values), other)
+        with pytest.raises(TypeError, match=r"must be Tensor, not"):
+            run(plugrad, plugrad.tensor(values, device=device), other)
+    got = run(plugrad, plugrad.tensor(values, device=device), plugrad.tensor(1.5, device=device))
+    want = run(torch, torch.tensor(values), torch.tensor(1.5))
+    np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-6)
+
+
+def test_hypot_gradient_is_grad_times_input_over_result(device):
+    """PyTorch's rule multiplies first: ``grad * x`` overflows to inf at x near the
+    float64 maximum (plugrad divided first and gave a finite value)."""
+    grads = []
+    for lib in (torch, plugrad):
+        kw = {"device": device} if lib is plugrad else {}
+        a = lib.tensor([1.7976931348623157e308, 3.0], dtype=lib.float64, requires_grad=True,
+                       **kw)
+        b = lib.tensor([-1.0, 4.0], dtype=lib.float64, requires_grad=True, **kw)
+        y = lib.hypot(a, b)
+        w = lib.tensor([1.5, -2.0], dtype=lib.float64, **kw)
+        grads.append([host(g) for g in lib.autograd.grad((y * w).sum(), [a, b])])
+    for want, got in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -8,7 +8,7 @@ import math
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
-from plugrad.core.ops._base import _SCALARS, binary_operands
+from plugrad.core.ops._base import _SCALARS, binary_operands, tensors_only
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -48,6 +48,7 @@ def ge(a, b): return _compare("ge", "ge", a, b)
 
 
 def _logical(name, kernel, a, b):
+    tensors_only(name, a, b)
     k, dev, dt, ad, bd = binary_operands(name, a, b)  # both operands now have dtype dt
     is_bool = dt is _dt.bool_
     ad = bool(ad) if isinstance(ad, _SCALARS) else (ad if is_bool else k.ne(ad, 0))
