@@ -46,13 +46,6 @@ KNOWN: list[Known] = [
           example=Case('cummax', 'cpu', 'float64', sample=4, family='extreme', seed=651,
                        form='method', order=1)),
     # ------------------------------------------------------------ dtypes torch rejects
-    Known(("float_power",), "accepted/raise", form="inplace*",
-          torch="float_power_ of a tensor that is not float64 raises (the result is float64)",
-          plugrad="computes in float64 and casts back into the tensor",
-          why="the in-place form is the generic one of the op declaration; a per-op "
-              "in-place rule is pending (rare: float_power_ is for float64 tensors)",
-          example=Case('float_power', 'cpu', 'float32', sample=7, family='zeros', seed=30119,
-                       form='inplace')),
     Known(("einsum",), "accepted/raise", dtype="bool",
           torch="a bool einsum that contracts an index raises (\"bmm\" not implemented for "
                 "'Bool'); one that only sums or takes a diagonal works",

@@ -120,3 +120,21 @@ def test_hypot_gradient_is_grad_times_input_over_result(device):
         grads.append([host(g) for g in lib.autograd.grad((y * w).sum(), [a, b])])
     for want, got in zip(*grads):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64"])
+def test_float_power_inplace_needs_a_float64_tensor(device, dtype):
+    """``float_power_`` keeps its float64 result only in a float64 tensor: PyTorch raises
+    for any other (plugrad cast the result back, as the other in-place ops do)."""
+    values = [1.0, 2.0, 3.0]
+    for exponent in (2, 0.5):
+        t = torch.tensor(values, dtype=getattr(torch, dtype))
+        p = plugrad.tensor(values, dtype=getattr(plugrad, dtype), device=device)
+        if dtype != "float64":
+            with pytest.raises(RuntimeError):
+                t.float_power_(exponent)
+            with pytest.raises(RuntimeError, match="float_power_.*requires dtype Double"):
+                p.float_power_(exponent)
+            continue
+        assert p.float_power_(exponent) is p
+        np.testing.assert_allclose(host(p), t.float_power_(exponent).numpy(), rtol=1e-15)

@@ -379,6 +379,18 @@ def float_power(input, exponent):
     return a ** b
 
 
+def _float_power_inplace(self, exponent):
+    """PyTorch: ``float_power_`` keeps its float64 result only in a float64 tensor (no cast
+    back, unlike the other in-place ops)."""
+    if isinstance(self, Tensor) and self.dtype is not _dt.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype "
+                           f"{c_dtype_name(self.dtype)} but the operation's result requires "
+                           f"dtype Double")
+
+
+float_power.inplace_check = _float_power_inplace
+
+
 def _float(x):
     return x if x.dtype.is_floating_point else x.to(_dt.get_default_dtype())
 
