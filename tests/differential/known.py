@@ -95,15 +95,16 @@ KNOWN: list[Known] = [
               "required primitives is not allowed this round",
           example=Case('nn.functional.linear', 'cpu', 'int32', sample=5, family='special',
                        seed=91780)),
-    Known(("floor_divide", "pow", "fmod", "remainder", "clamp", "cumprod", "cumsum"),
-          "error/raise",
-          torch="bool operands, integer tensors raised to negative tensor exponents, "
-                "out-of-range scalars for uint8, cumprod_ of an empty bool tensor: computed",
-          plugrad="raises (DTypeError, OverflowError)",
-          why="reports #26 (bool arithmetic) and #34 (integer scalars out of range), with "
-              "the report entries' helper",
-          example=Case('pow', 'cpu', 'int64', sample=14, family='special', seed=205,
-                       form='inplace')),
+    Known(("cumprod", "cumsum"), "error/raise", dtype="bool", form="inplace*",
+          detail="*zero-size*",
+          torch="cumsum_ / cumprod_ of an empty bool tensor: computed (the in-place form "
+                "runs the op in the tensor's own dtype, and an empty one reaches no kernel; "
+                "a non-empty one raises \"cumsum_out_cpu\" not implemented for 'Bool')",
+          plugrad="raises (the int64 result can't be cast to bool)",
+          why="an empty-tensor edge of bool scans, which both refuse otherwise: not worth "
+              "a per-op in-place rule",
+          example=Case('cumprod', 'cpu', 'bool', sample=10, family='special', seed=745605,
+                       form='inplace_view')),
     # ------------------------------------------------------------ dtypes of results
     Known(("addmm", "baddbmm", "addcmul"), "wrong/dtype", dtype="*int*",
           torch="integer inputs with float alpha/beta/value stay integer",

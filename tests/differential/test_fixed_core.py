@@ -138,3 +138,26 @@ def test_float_power_inplace_needs_a_float64_tensor(device, dtype):
             continue
         assert p.float_power_(exponent) is p
         np.testing.assert_allclose(host(p), t.float_power_(exponent).numpy(), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integer_pow_with_negative_tensor_exponents(device, dtype):
+    """PyTorch refuses only a negative Python-number exponent of an integer tensor; with a
+    tensor exponent it computes (1 for base 1, ±1 for base -1, else 0): plugrad raised."""
+    base = [[1], [-1], [2], [0], [-3]]
+    exps = [-1, -2, -3, 0, 2]
+    cases = [
+        lambda lib, a, b: lib.pow(a, b), lambda lib, a, b: lib.pow(a, b[2]),
+        lambda lib, a, b: lib.pow(2, b), lambda lib, a, b: lib.pow(-1, b),
+        lambda lib, a, b: a[0] ** b, lambda lib, a, b: a.clone().pow_(b[:1]),
+    ]
+    for case in cases:
+        want = case(torch, torch.tensor(base, dtype=getattr(torch, dtype)),
+                    torch.tensor(exps, dtype=getattr(torch, dtype)))
+        got = case(plugrad, plugrad.tensor(base, dtype=getattr(plugrad, dtype), device=device),
+                   plugrad.tensor(exps, dtype=getattr(plugrad, dtype), device=device))
+        assert got.dtype.name == dtype and got.tolist() == want.tolist()
+    with pytest.raises(RuntimeError):
+        torch.pow(torch.tensor(base), -1)
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        plugrad.pow(plugrad.tensor(base, device=device), -1)
