@@ -158,10 +158,10 @@ KNOWN: list[Known] = [
                        order=1)),
     Known(("nn.functional.relu", "relu", "nn.functional.relu6", "nn.functional.hardtanh",
            "clamp_max", "clamp_min", "maximum", "minimum",
-           "nn.functional.normalize", "nn.functional.softsign", "isclose"), "wrong/value",
+           "nn.functional.normalize", "isclose"), "wrong/value",
           family="[sez]*",
-          torch="the sign of a zero result (relu(-0.0) is -0.0; maximum(0, -0.0)), uint8 "
-                "softsign wrapping to inf, isclose of int32 extremes",
+          torch="the sign of a zero result (relu(-0.0) is -0.0; maximum(0, -0.0)), "
+                "isclose of int32 extremes",
           plugrad="the other sign / the promoted value",
           why="zero-sign and wraparound conventions: edge, listed for a decision",
           example=Case('nn.functional.relu', 'cpu', 'float64', sample=14, family='zeros',
@@ -320,11 +320,11 @@ KNOWN: list[Known] = [
            "nn.functional.local_response_norm", "nn.functional.multi_margin_loss",
            "nn.functional.multilabel_margin_loss", "nn.functional.multilabel_soft_margin_loss",
            "nn.functional.poisson_nll_loss", "nn.functional.prelu",
-           "nn.functional.hardswish", "nn.functional.hardsigmoid", "nn.functional.softshrink",
+           "nn.functional.hardswish", "nn.functional.softshrink",
            "nn.functional.triplet_margin_loss",
            "nn.functional.triplet_margin_with_distance_loss"), "wrong/*", family="[esz]*",
           torch="nan / inf / huge / ±0 inputs: torch's special values (overflow-free norms, "
-                "hardswish/hardsigmoid of ±inf, margins of inf)",
+                "hardswish of ±inf, margins of inf)",
           plugrad="nan, a clamped finite value, or another special value",
           why="found by this suite in the nn ops landed this round (report #8 family); "
               "for their author",

@@ -3,6 +3,8 @@ and that were fixed (issue 16): each compares plugrad with torch directly, on ev
 device. (``test_fixed.py`` holds the earlier ones.)"""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -161,3 +163,31 @@ def test_integer_pow_with_negative_tensor_exponents(device, dtype):
         torch.pow(torch.tensor(base), -1)
     with pytest.raises(RuntimeError, match="negative integer powers"):
         plugrad.pow(plugrad.tensor(base, device=device), -1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_hardsigmoid_at_infinities_and_nan(device, dtype):
+    """±inf gave NaN (``inside * 0``); NaN's gradient passed ``g / 6`` (PyTorch's is 0,
+    its value NaN)."""
+    values = [math.nan, math.inf, -math.inf, 3.0, -3.0, 1e4, -1e4, 0.5, -0.0]
+    outs = []
+    for lib in (torch, plugrad):
+        kw = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True, **kw)
+        y = (F if lib is plugrad else torch.nn.functional).hardsigmoid(x)
+        outs.append((host(y), host(lib.autograd.grad(y.sum(), x)[0])))
+    for want, got in zip(*outs):
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64),
+                                   rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+def test_softsign_of_integers_wraps_as_in_pytorch(device, dtype):
+    """``x / (|x| + 1)`` with an integer 1: int32's ``|-2**31| + 1`` and uint8's
+    ``255 + 1`` wrap before the division (plugrad added 1.0 in float)."""
+    info = np.iinfo(dtype)
+    values = [int(info.max), int(info.min), 5, 0, int(info.max) - 1]
+    want = torch.nn.functional.softsign(torch.tensor(values, dtype=getattr(torch, dtype)))
+    got = F.softsign(plugrad.tensor(values, dtype=getattr(plugrad, dtype), device=device))
+    assert got.dtype.name == str(want.dtype).split(".")[1]
+    np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-6)
