@@ -144,13 +144,12 @@ KNOWN: list[Known] = [
            "nn.functional.smooth_l1_loss", "nn.functional.huber_loss",
            "nn.functional.normalize", "nn.functional.layer_norm", "nn.functional.batch_norm",
            "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
-           "nn.functional.gelu", "nn.functional.bilinear", "prod", "cumprod", "rsqrt", "erf",
+           "nn.functional.gelu", "nn.functional.bilinear", "rsqrt", "erf",
            "norm", "std_mean", "var_mean", "lerp"),
           "wrong/*", family="[sez]*",
           torch="nan / inf / ±0 / subnormal inputs: torch's conventions (kl_div's target "
                 "gradient at 0 is xlogy's nan, the "
-                "sign of the subgradient at a kink, prod's gradient with zeros, nan passed "
-                "through)",
+                "sign of the subgradient at a kink, nan passed through)",
           plugrad="a different special value or a finite value",
           why="report #8/#13/#14 family (special values and kinks), being settled op by "
               "op with the report entries' helper; each needs a convention decision",

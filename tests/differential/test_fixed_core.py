@@ -191,3 +191,37 @@ def test_softsign_of_integers_wraps_as_in_pytorch(device, dtype):
     got = F.softsign(plugrad.tensor(values, dtype=getattr(plugrad, dtype), device=device))
     assert got.dtype.name == str(want.dtype).split(".")[1]
     np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-6)
+
+
+_PRODS = {
+    "prod": lambda x: x.prod(), "prod dim": lambda x: x.prod(1),
+    "prod keepdim": lambda x: x.prod(0, keepdim=True), "cumprod": lambda x: x.cumprod(1),
+    "cumprod 1-d": lambda x: x[0].cumprod(0), "prod two zeros": lambda x: x[1:3].prod(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PRODS))
+@pytest.mark.parametrize("zeros", [False, True])
+def test_prod_and_cumprod_gradients_follow_pytorch_rules(device, name, zeros):
+    """PyTorch divides when no element is 0 (``g * result / x``; cumprod's reversed
+    cumulative sum of ``result * g`` over ``x``): at huge values that is inf or NaN where
+    the product of the other elements was finite. With zeros, the products of the others
+    (and 0 for a full product with two zeros and no graph)."""
+    values = [[1.5, -2.0, 0.5], [3.0, 1e300, 4.0], [1e10, 1e300, 2.0], [-1e-300, 7.0, 0.25]]
+    if zeros:
+        values[1][0] = values[2][1] = values[2][2] = 0.0
+    got = []
+    for lib in (torch, plugrad):
+        kw = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True, **kw)
+        y = _PRODS[name](x)
+        w = lib.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)).tolist(),
+                       dtype=lib.float64, **kw)
+        g, = lib.autograd.grad((y * w).sum(), x)
+        got.append(host(g))
+        if not zeros:  # (with zeros and overflow, second orders differ by product order)
+            g, = lib.autograd.grad((_PRODS[name](x) * w).sum(), x, create_graph=True)
+            got.append(host(lib.autograd.grad((g * g).sum(), x)[0]))
+    half = len(got) // 2
+    for want, have in zip(got[:half], got[half:]):
+        np.testing.assert_allclose(have, want, rtol=1e-9, equal_nan=True)
