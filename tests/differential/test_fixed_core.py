@@ -225,3 +225,31 @@ def test_prod_and_cumprod_gradients_follow_pytorch_rules(device, name, zeros):
     half = len(got) // 2
     for want, have in zip(got[:half], got[half:]):
         np.testing.assert_allclose(have, want, rtol=1e-9, equal_nan=True)
+
+
+_WELFORD_CASES = {
+    "inf then finite": [[0.5, math.inf, 1.5, 2.0]],
+    "inf last": [[0.5, 1.5, 2.0, math.inf]],
+    "huge both signs": [[0.0, 1.7976931348623157e308, -0.37, 0.56, -1.7976931348623157e308]],
+    "huge rows": [[-1.7976931348623157e308, 8.98e307], [4.49e307, -1.7976931348623157e308],
+                  [-1.28, -math.inf], [math.inf, -math.inf]],
+    "plain": [[0.5, -1.5, 2.25], [3.0, 1.0, -4.0]],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WELFORD_CASES))
+@pytest.mark.parametrize("op", ["var_mean", "std_mean"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_var_mean_is_one_welford_reduction(device, name, op, dtype):
+    """PyTorch's var_mean / std_mean run one Welford pass: at inf or overflowing inputs
+    its mean is Welford's (NaN after an inf, finite where the sum overflows) and so is
+    the variance; plugrad took var and mean from separate sums."""
+    values = _WELFORD_CASES[name]
+    if dtype == "float32" and name.startswith("huge"):
+        values = np.where(np.isfinite(values), np.asarray(values) / 1e300, values).tolist()
+    for dim in (None, -1):
+        want = getattr(torch, op)(torch.tensor(values, dtype=getattr(torch, dtype)), dim)
+        got = getattr(plugrad, op)(plugrad.tensor(values, dtype=getattr(plugrad, dtype),
+                                                  device=device), dim)
+        for a, b in zip(want, got):
+            np.testing.assert_allclose(host(b), a.numpy(), rtol=1e-6, equal_nan=True)
