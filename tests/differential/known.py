@@ -54,11 +54,6 @@ KNOWN: list[Known] = [
               "abs/floor/ceil/round/trunc/argmax/argmin/topk/addcmul of bool now raise as "
               "in PyTorch; einsum's rule depends on the equation: pending",
           example=Case('einsum', 'ref', 'bool')),
-    Known(("clamp",), "accepted/raise", dtype="bool", detail="*tensor bounds*",
-          torch="clamp of bool with tensor bounds: \"clamp_cpu\" not implemented for 'Bool'",
-          plugrad="clamps (as it does with scalar bounds, which torch accepts too)",
-          why="found by this suite; rare, with the other bool rejections next round",
-          example=Case('clamp', 'ref', 'bool', sample=5, seed=680, form='inplace_view')),
     Known(("nn.functional.binary_cross_entropy",), "accepted/raise",
           torch="all elements of target should be between 0 and 1 (nan / -0.0 ... inputs)",
           plugrad="computes a value", why="report #35 family; needs a check of the "

@@ -253,3 +253,31 @@ def test_var_mean_is_one_welford_reduction(device, name, op, dtype):
                                                   device=device), dim)
         for a, b in zip(want, got):
             np.testing.assert_allclose(host(b), a.numpy(), rtol=1e-6, equal_nan=True)
+
+
+_BOOL_CLAMPS = {
+    "tensor bounds": lambda lib, b, t: lib.clamp(b, t, t), "scalar bounds":
+    lambda lib, b, t: lib.clamp(b, False, True), "in place": lambda lib, b, t: b.clamp_(t, t),
+    "min only": lambda lib, b, t: lib.clamp(b, t), "max only": lambda lib, b, t: b.clamp(None, t),
+    "int bounds": lambda lib, b, t: lib.clamp(b, 0, 1), "clip scalar": lambda lib, b, t:
+    lib.clip(b, False, True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BOOL_CLAMPS))
+def test_bool_clamp_takes_one_bool_bound(device, name):
+    """PyTorch has no bool kernel for a clamp by both bounds ("clamp_cpu" /
+    "clamp_scalar_cpu" not implemented for 'Bool'); one bound, or integer bounds (which
+    promote), work."""
+    values, bound = [True, False, True], [False, True, True]
+    run = _BOOL_CLAMPS[name]
+    try:
+        want = run(torch, torch.tensor(values), torch.tensor(bound))
+    except NotImplementedError:
+        with pytest.raises(NotImplementedError, match="clamp.*Bool"):
+            run(plugrad, plugrad.tensor(values, device=device),
+                plugrad.tensor(bound, device=device))
+    else:
+        got = run(plugrad, plugrad.tensor(values, device=device),
+                  plugrad.tensor(bound, device=device))
+        assert got.dtype.name == str(want.dtype).split(".")[1] and got.tolist() == want.tolist()
