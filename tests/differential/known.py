@@ -155,10 +155,9 @@ KNOWN: list[Known] = [
                        order=1)),
     Known(("nn.functional.relu", "relu", "nn.functional.relu6", "nn.functional.hardtanh",
            "clamp_max", "clamp_min", "maximum", "minimum",
-           "nn.functional.normalize", "isclose"), "wrong/value",
+           "nn.functional.normalize"), "wrong/value",
           family="[sez]*",
-          torch="the sign of a zero result (relu(-0.0) is -0.0; maximum(0, -0.0)), "
-                "isclose of int32 extremes",
+          torch="the sign of a zero result (relu(-0.0) is -0.0; maximum(0, -0.0))",
           plugrad="the other sign / the promoted value",
           why="zero-sign and wraparound conventions: edge, listed for a decision",
           example=Case('nn.functional.relu', 'cpu', 'float64', sample=14, family='zeros',

@@ -281,3 +281,20 @@ def test_bool_clamp_takes_one_bool_bound(device, name):
         got = run(plugrad, plugrad.tensor(values, device=device),
                   plugrad.tensor(bound, device=device))
         assert got.dtype.name == str(want.dtype).split(".")[1] and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_isclose_of_integers_compares_in_the_default_float_dtype(device, dtype):
+    """PyTorch casts integer operands to the default dtype for the errors: no wraparound
+    of ``a - b`` at the extremes (plugrad's int64 ``|0 - (-2**63)|`` was negative, so
+    close), and ``2**24 + 1`` is within 0.5 of ``2**24`` (float32)."""
+    info = np.iinfo(dtype)
+    a = [0, -1, 5, 2 ** 24 + 1, 100, int(info.max)]
+    b = [int(info.min), int(info.min), int(info.min), 2 ** 24, 101, int(info.max) - 1]
+    for kw in ({}, {"rtol": 0.0, "atol": 0.5}, {"rtol": 0.01, "atol": 1.0}):
+        want = torch.isclose(torch.tensor(a, dtype=getattr(torch, dtype)),
+                             torch.tensor(b, dtype=getattr(torch, dtype)), **kw)
+        got = plugrad.isclose(plugrad.tensor(a, dtype=getattr(plugrad, dtype), device=device),
+                              plugrad.tensor(b, dtype=getattr(plugrad, dtype), device=device),
+                              **kw)
+        assert got.tolist() == want.tolist(), kw
