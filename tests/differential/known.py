@@ -101,7 +101,7 @@ KNOWN: list[Known] = [
           example=Case('cumprod', 'cpu', 'bool', sample=10, family='special', seed=745605,
                        form='inplace_view')),
     # ------------------------------------------------------------ dtypes of results
-    Known(("addmm", "baddbmm", "addcmul"), "wrong/dtype", dtype="*int*",
+    Known(("addmm", "baddbmm"), "wrong/dtype", dtype="*int*",
           torch="integer inputs with float alpha/beta/value stay integer",
           plugrad="promotes to float32", why="the scalars' promotion lives in the linalg "
           "ops being reworked this round",
@@ -126,8 +126,8 @@ KNOWN: list[Known] = [
            "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
            "nn.functional.adaptive_avg_pool3d", "nn.functional.layer_norm",
            "nn.functional.batch_norm",
-           "nn.functional.normalize", "nn.functional.gelu", "nn.functional.huber_loss",
-           "addcmul"), "wrong/*", family="[es]*",
+           "nn.functional.normalize", "nn.functional.gelu", "nn.functional.huber_loss"),
+          "wrong/*", family="[es]*",
           torch="values near the dtype's maximum: results computed without intermediate "
                 "overflow (scaled sums, float32 accumulation for float16)",
           plugrad="an intermediate overflows: inf or nan where torch is finite (or the "

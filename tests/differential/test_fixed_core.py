@@ -298,3 +298,20 @@ def test_isclose_of_integers_compares_in_the_default_float_dtype(device, dtype):
                               plugrad.tensor(b, dtype=getattr(plugrad, dtype), device=device),
                               **kw)
         assert got.tolist() == want.tolist(), kw
+
+
+def test_addcmul_gradients_are_taken_at_the_result_shape(device):
+    """PyTorch's rule multiplies ``g`` by the other factor before summing over broadcast
+    dims: an empty ``x`` broadcasting the product away gives 0, where summing first and
+    multiplying by an infinite factor gave NaN."""
+    grads = []
+    for lib in (torch, plugrad):
+        kw = {"device": device} if lib is plugrad else {}
+        x = lib.zeros(0, 1, dtype=lib.float64, requires_grad=True, **kw)
+        t1 = lib.tensor([4.5e307, 1.8e308, math.inf], dtype=lib.float64, requires_grad=True,
+                        **kw)
+        t2 = lib.tensor([0.98, -1.14, -0.3], dtype=lib.float64, requires_grad=True, **kw)
+        y = lib.addcmul(x, t1, t2, value=0.5)
+        grads.append([host(g) for g in lib.autograd.grad(y.sum(), [x, t1, t2])])
+    for want, got in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
