@@ -122,7 +122,7 @@ KNOWN: list[Known] = [
           plugrad="nan", why="report #7 (fully masked rows), with the report entries' helper",
           example=Case('nn.functional.scaled_dot_product_attention', 'cpu', 'float64',
                        sample=4, family='special', seed=60)),
-    Known(("var", "var_mean", "std", "std_mean", "norm", "nn.functional.adaptive_avg_pool2d",
+    Known(("var", "var_mean", "std", "std_mean", "nn.functional.adaptive_avg_pool2d",
            "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
            "nn.functional.adaptive_avg_pool3d", "nn.functional.layer_norm",
            "nn.functional.batch_norm",
@@ -143,7 +143,7 @@ KNOWN: list[Known] = [
            "nn.functional.normalize", "nn.functional.layer_norm", "nn.functional.batch_norm",
            "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
            "nn.functional.gelu", "nn.functional.bilinear", "rsqrt", "erf",
-           "norm", "std_mean", "var_mean", "lerp"),
+           "std_mean", "var_mean", "lerp"),
           "wrong/*", family="[sez]*",
           torch="nan / inf / ±0 / subnormal inputs: torch's conventions (kl_div's target "
                 "gradient at 0 is xlogy's nan, the "
@@ -257,7 +257,7 @@ KNOWN: list[Known] = [
           why="a torch bug, not a convention to copy",
           example=Case('vander', 'cpu', 'float64', sample=9, family='uniform', seed=902694,
                        order=2)),
-    Known(("addbmm", "addr", "chain_matmul", "norm_except_dim"), "wrong/*", family="extreme",
+    Known(("addbmm", "addr", "chain_matmul"), "wrong/*", family="extreme",
           torch="products and norms that overflow: BLAS's fused multiply-adds (an "
                 "overflowing product added to inf stays inf) and torch's own association "
                 "decide between inf, nan and a finite value",

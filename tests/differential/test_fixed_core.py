@@ -315,3 +315,22 @@ def test_addcmul_gradients_are_taken_at_the_result_shape(device):
         grads.append([host(g) for g in lib.autograd.grad(y.sum(), [x, t1, t2])])
     for want, got in zip(*grads):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("kw", [{}, {"dim": 1}, {"dim": 0, "keepdim": True}])
+def test_two_norm_second_derivative_is_that_of_pytorch_rule(device, kw):
+    """The 2-norm's gradient is PyTorch's ``g * (x / y)`` (0 where ``y == 0``), so its
+    second derivative meets no ``x * x``: 0 at an overflowing norm, where the composed
+    ``sqrt(sum(x * x))`` gave NaN; NaN at an all-zero slice as PyTorch's."""
+    for values in ([[1.28, 1.02, 1.34], [1.7976931348623157e308, 4.49e307, 1.65]],
+                   [[0.0, 0.0, 0.0], [1.0, 2.0, -3.0]], [[0.5, -2.0, 3.0], [1.0, 2.0, -3.0]]):
+        out = []
+        for lib in (torch, plugrad):
+            dev = {"device": device} if lib is plugrad else {}
+            x = lib.tensor(values, dtype=lib.float64, requires_grad=True, **dev)
+            y = lib.norm(x, **kw)
+            g, = lib.autograd.grad((y * 1.3).sum(), x, create_graph=True)
+            g2, = lib.autograd.grad((g * g).sum(), x)
+            out.append((host(y), host(g), host(g2)))
+        for want, got in zip(*out):
+            np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15, equal_nan=True)

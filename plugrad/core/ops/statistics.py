@@ -224,8 +224,14 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
 def _pnorm(x, p, axes, keepdim):
     if p != 0 and count(x._data.shape, axes) == 1:
         return sum(x.abs(), axes, keepdim)
-    if p == 2:
-        return _safe_sqrt(sum(x * x, axes, keepdim))
+    if p == 2:  # (its node is PyTorch's rule: g * (x / y), 0 where y == 0)
+        with _no_grad():
+            y = _safe_sqrt(sum(x * x, axes, keepdim))
+        if x._rg and _state.enabled:
+            node = NormBackward1()
+            node.p, node.axes, node.keepdim = 2.0, axes, keepdim
+            record(y, node, (x,), (x, OUTPUT))
+        return y
     if p == 1:
         return sum(x.abs(), axes, keepdim)
     if p == math.inf:
@@ -243,9 +249,9 @@ def _pnorm(x, p, axes, keepdim):
 
 
 class NormBackward1(KeepsOutput):
-    """PyTorch's ``norm_backward`` for a number ``p`` other than 1, 2 and inf: None for
+    """PyTorch's ``norm_backward`` for a number ``p`` other than 1 and inf: None for
     ``p = 0``; ``sgn(x) |x|^(p-1) g y^(1-p)`` masked to 0 where ``x == 0`` for ``p < 1``;
-    else ``x |x|^(p-2) g / y^(p-1)`` masked to 0 where ``y == 0``."""
+    else ``x |x|^(p-2) g / y^(p-1)`` masked to 0 where ``y == 0`` (``g (x / y)`` for 2)."""
 
     def grad(self, F, g, x, y):
         p = self.p
@@ -254,6 +260,8 @@ class NormBackward1(KeepsOutput):
         shape = tuple(x.shape)
         yk = expand_back(F, y, shape, self.axes, self.keepdim)
         gk = expand_back(F, g, shape, self.axes, self.keepdim)
+        if p == 2:  # g * (x / y): its second derivative meets no overflowing x * x
+            return (F.mul(gk, F.where(F.eq(yk, 0.0), 0.0, F.div(x, yk))),)
         ax = F.abs(x)
         if p < 1:
             s = F.where(F.eq(x, 0.0), 0.0, F.mul(F.sign(x), F.pow(ax, p - 1.0)))
