@@ -157,9 +157,13 @@ KNOWN: list[Known] = [
            "clamp_max", "clamp_min", "maximum", "minimum",
            "nn.functional.normalize"), "wrong/value",
           family="[sez]*",
-          torch="the sign of a zero result (relu(-0.0) is -0.0; maximum(0, -0.0))",
-          plugrad="the other sign / the promoted value",
-          why="zero-sign and wraparound conventions: edge, listed for a decision",
+          torch="the sign of a zero result (relu(-0.0) is -0.0: its kernel keeps x unless "
+                "x < 0; maximum keeps its first operand on ties, maximum(0, -0.0) is 0)",
+          plugrad="the other sign: the backend maximum's tie rule (NumPy keeps the second "
+                  "operand in float32/64, the first in float16; the composite the second)",
+          why="only the sign of a zero differs (values compare equal); matching it needs "
+              "where(x < 0, 0, x), about 10x NumPy's maximum on relu's hot path, or a tie "
+              "rule for maximum in the backend contract (a contract change): left",
           example=Case('nn.functional.relu', 'cpu', 'float64', sample=14, family='zeros',
                        seed=3493)),
     Known(("nn.functional.binary_cross_entropy_with_logits", "nn.functional.huber_loss",
@@ -210,8 +214,10 @@ KNOWN: list[Known] = [
                 "others; inf / NaN factors give its special values)",
           plugrad="the gradient of the composed segmented product scan: other special "
                   "values (0 * inf) at zero, inf and NaN factors",
-          why="not a quirk: prod needs a node of its own with PyTorch's rule (as prod and "
-              "cumprod, report #8/#13 family); pending",
+          why="the example's divergence is torch's: (g * result) / src at a subnormal src "
+              "rounds to 1.0 where the exact gradient is g; elsewhere scatter_reduce and "
+              "index_reduce need prod's rule as nodes of their own (prod and cumprod have "
+              "theirs now): pending",
           example=Case('scatter_reduce', 'cpu', 'float64', sample=13, family='zeros',
                        seed=811762, order=1)),
     # ------------------------------------------------------------ linalg (new this round)
