@@ -239,7 +239,8 @@ KNOWN: list[Known] = [
     Known(("ldexp",), "wrong/value", family="[es]*",
           torch="an int64 exponent is cast to C int: -2**63 becomes 0 (x unchanged), "
                 "2**32 + 3 becomes 3", plugrad="x * 2**other: 0 or inf for such exponents",
-          why="a torch quirk (truncation of the exponent), not worth copying",
+          why="a torch bug: a floating input's int64 exponent is narrowed to a C int (it "
+              "wraps mod 2**32, for every float dtype), not copied",
           example=Case('ldexp', 'cpu', 'float64', sample=10, family='special', seed=485584,
                        form='inplace', order=2)),
     Known(("frexp",), "wrong/grad*",
