@@ -103,8 +103,10 @@ def tanh(x):
 
 
 def softsign(x):
+    """PyTorch's ``x / (|x| + 1)`` with an integer ``1``: integer inputs wrap as there
+    (int32's ``|-2**31| + 1``, uint8's ``255 + 1``) before the true division."""
     _expect("softsign", x, ints=True)
-    return x / (x.abs() + 1.0)
+    return x / (x.abs() + 1)
 
 
 def logsigmoid(x):

@@ -122,13 +122,14 @@ def hardswish(input, inplace: bool = False):
 
 
 def hardsigmoid(input, inplace: bool = False):
-    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside ``(-3, 3)``, else 0."""
+    """``relu6(x + 3) / 6``; gradient ``1/6`` strictly inside ``(-3, 3)``, else 0 (NaN
+    included: NaN's value is NaN, its gradient 0, as PyTorch's kernels)."""
     _expect("hardsigmoid", input)
 
     def fn(t):
-        inside = t / 6.0 + 0.5
-        return plugrad.where(t <= -3.0, inside * 0.0,
-                             plugrad.where(t >= 3.0, inside * 0.0 + 1.0, inside))
+        inside = plugrad.where(t.isnan(), math.nan, t / 6.0 + 0.5)
+        # constants outside (inside * 0 was NaN at ±inf)
+        return plugrad.where(t <= -3.0, 0.0, plugrad.where(t >= 3.0, 1.0, inside))
     return _apply(input, fn, inplace, "HardsigmoidBackward0")
 
 

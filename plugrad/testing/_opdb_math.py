@@ -56,9 +56,10 @@ _add(
 
 # ---------------------------------------------------------------------- public: binary
 _add(
-    _P("atan2", sample_inputs=s_binary(rhs_nonzero=True), differentiable=True,
+    # (atan2 and hypot take Tensor operands only, as in PyTorch)
+    _P("atan2", sample_inputs=s_binary(rhs_nonzero=True, scalars=False), differentiable=True,
        promotion="float", dtypes=ALL),
-    _P("hypot", sample_inputs=s_binary(), differentiable=True, promotion="float",
+    _P("hypot", sample_inputs=s_binary(scalars=False), differentiable=True, promotion="float",
        dtypes=FLOATS),
     _P("copysign", sample_inputs=s_binary(rhs_nonzero=True), differentiable=True,
        promotion="float", dtypes=ALL),

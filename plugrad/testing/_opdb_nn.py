@@ -145,7 +145,8 @@ def _diag(make):
 
 # ---------------------------------------------------------------------- losses
 def _probs(make, *shape):
-    return F.softmax(make(*shape), dim=1).detach()
+    x = make(*shape)  # (softmax takes floating tensors only: integers as float32, as before)
+    return F.softmax(x if x.dtype.is_floating_point else x.float(), dim=1).detach()
 
 
 def s_cross_entropy(make, dtype):
@@ -232,11 +233,11 @@ _add(
     _F("softsign", _activation(), dtypes=_REALS),
     _F("glu", lambda make, dtype: [S((make(2, 4),), name="last dim", method=False),
                                    S((make(4, 2),), {"dim": 0}, name="dim 0", method=False)]),
-    # as plugrad.softmax's entries (PyTorch refuses integers here: issue 16)
+    # as plugrad.softmax's entries: floating only (PyTorch has no integer kernel)
     _F("softmax", lambda make, dtype: [S((make(2, 3),), {"dim": 1}, name="dim 1",
-                                         method=False)], dtypes=ALL),
+                                         method=False)], dtypes=FLOATS),
     _F("log_softmax", lambda make, dtype: [S((make(2, 3),), {"dim": 0}, name="dim 0",
-                                             method=False)], dtypes=ALL),
+                                             method=False)], dtypes=FLOATS),
     # losses
     _F("cross_entropy", s_cross_entropy),
     _F("nll_loss", s_nll_loss),

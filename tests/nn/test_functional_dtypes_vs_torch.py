@@ -24,12 +24,6 @@ KNOWN = {
                        ("conv3d", ("int32", "int64")), ("conv_transpose3d", ("int64",)),
                        ("avg_pool3d", ("int64",)))
        for dt in dts},
-    ("nn.functional.softmax", "int32"): "issue 16: plugrad.softmax takes integers",
-    ("nn.functional.softmax", "int64"): "issue 16: plugrad.softmax takes integers",
-    ("nn.functional.softmax", "bool"): "issue 16: plugrad.softmax takes integers",
-    ("nn.functional.log_softmax", "int32"): "issue 16: plugrad.softmax takes integers",
-    ("nn.functional.log_softmax", "int64"): "issue 16: plugrad.softmax takes integers",
-    ("nn.functional.log_softmax", "bool"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.local_response_norm", "int64"):
         "PyTorch's composition runs int64 through avg_pool (not int32); plugrad refuses both",
 }

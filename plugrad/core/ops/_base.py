@@ -21,6 +21,14 @@ def to_tensor_like(value, like: Tensor) -> Tensor:
     return tensor(value, device=like.device)
 
 
+def tensors_only(op: str, a, b, names=("input", "other")) -> None:
+    """PyTorch's ``(Tensor input, Tensor other)`` ops (atan2, hypot, logical_and ...): a
+    Python number (or anything not a Tensor) is a TypeError there, not a weak scalar."""
+    for name, v in zip(names, (a, b)):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{op}(): argument '{name}' must be Tensor, not {type(v).__name__}")
+
+
 def binary_operands(op: str, a, b):
     """Check and convert the operands of a binary elementwise op.
 

@@ -12,7 +12,7 @@ from plugrad.core import autocast as _ac
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import DTypeError
+from plugrad.core.errors import DTypeError, DTypeNotImplementedError, c_dtype_name
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops._opmath import half_kernel, half_node
 from plugrad.core.ops.declare import op
@@ -73,10 +73,15 @@ def _softmax_like(name, node_cls, x, dim, dtype):
         dim = 0 if x.ndim in (0, 1, 3) else 1  # PyTorch's legacy implicit choice
     if dtype is not None:
         x = x.to(_dt.get_dtype(dtype))
-    elif not x.dtype.is_floating_point:
-        x = x.to(_dt.get_default_dtype())
     axis = _wrap_dim(dim, x.ndim, name)
     k = x._k
+    if not x.dtype.is_floating_point:
+        if x.numel() == 0:  # PyTorch runs no kernel: an empty result of the input's dtype
+            return _wrap(k.copy(x._data), x.dtype, x.device, k)
+        kernel = f"{name}_lastdim_kernel_impl" if axis >= x.ndim - 1 else f"{name}_kernel_impl"
+        raise DTypeNotImplementedError(
+            f"{name}: \"{kernel}\" not implemented for '{c_dtype_name(x.dtype)}' ({name} "
+            f"takes floating point tensors: pass dtype=plugrad.float32 to convert)")
     if x.ndim == 0:  # a one-element slice: 1 (0), and NaN for nan / inf inputs (PyTorch)
         data = k.reshape(half_kernel(k, k.reshape(x._data, (1,)),
                                      lambda d: getattr(k, name)(d, 0)), ())

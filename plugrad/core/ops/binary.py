@@ -401,14 +401,19 @@ def pow_kernel(a, b):
 def _pow(a, b, shortcut):
     k, dev, dt, ad, bd = binary_operands("pow", a, b)
     _refuse_bool("pow", dt)
+    negative = False
     if dt.kind in "iu":
-        negative = (bd < 0) if isinstance(bd, _SCALARS) else bool(
-            k.to_numpy(k.max(k.lt(bd, 0), None, False)).item()) if _numel(bd) else False
-        if negative:
-            raise DTypeError("pow: Integers to negative integer powers are not allowed.")
+        if isinstance(bd, _SCALARS):
+            if bd < 0:
+                raise DTypeError("pow: Integers to negative integer powers are not allowed.")
+        elif _numel(bd):
+            negative = bool(k.to_numpy(k.max(k.lt(bd, 0), None, False)).item())
     try:
-        out = pow_number(k, ad, bd) if shortcut and bd.__class__ in _NUMBER else \
-            k.pow(ad, bd)
+        if negative:
+            out = _int_pow_negative(k, ad, bd, dt, dev)
+        else:
+            out = pow_number(k, ad, bd) if shortcut and bd.__class__ in _NUMBER else \
+                k.pow(ad, bd)
     except Exception as exc:
         raise kernel_error("pow", exc, a, b) from exc
     r = _wrap(out, dt, dev, k)
@@ -425,6 +430,20 @@ def _pow(a, b, shortcut):
             node = PowBackward1()
             record_binary(r, node, a, b, (a, b, OUTPUT), (ad, bd, None))
     return r
+
+
+def _int_pow_negative(k, ad, bd, dt, dev):
+    """Integer ``a ** b`` with some ``b < 0`` in a tensor exponent (PyTorch's ``powi``; only
+    a negative Python number is an error): 1 for ``a == 1``, ±1 by ``b``'s parity for
+    ``a == -1``, else 0 (integer division's truncation of ``1 / a**|b|``)."""
+    if isinstance(ad, _SCALARS):
+        ad = k.full((), ad, dt.name, dev.index)
+    neg = k.lt(bd, 0)
+    plain = k.pow(ad, k.where(neg, 0, bd))
+    ones = k.full(tuple(bd.shape), 1, dt.name, dev.index)
+    minus_one = k.where(k.ne(k.remainder(bd, 2), 0), k.neg(ones), ones)
+    below = k.where(k.eq(ad, 1), 1, k.where(k.eq(ad, -1), minus_one, 0))
+    return k.where(neg, below, plain)
 
 
 @op(reflected="__rpow__")

@@ -8,7 +8,7 @@ import math
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
-from plugrad.core.ops._base import _SCALARS, binary_operands
+from plugrad.core.ops._base import _SCALARS, binary_operands, tensors_only
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -48,6 +48,7 @@ def ge(a, b): return _compare("ge", "ge", a, b)
 
 
 def _logical(name, kernel, a, b):
+    tensors_only(name, a, b)
     k, dev, dt, ad, bd = binary_operands(name, a, b)  # both operands now have dtype dt
     is_bool = dt is _dt.bool_
     ad = bool(ad) if isinstance(ad, _SCALARS) else (ad if is_bool else k.ne(ad, 0))
@@ -98,7 +99,8 @@ def isfinite(x):
 @op("isclose", method="isclose")
 def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
     """PyTorch's closeness: equal values (infinities included) are close, else a finite
-    ``|a - b| <= atol + |rtol * b|``; both operands of one dtype (bool compares as floats)."""
+    ``|a - b| <= atol + |rtol * b|``; both operands of one dtype (bool and integers compare
+    as floats)."""
     for name, t in (("input", a), ("other", b)):
         if not isinstance(t, Tensor):
             raise TypeError(f"isclose(): argument '{name}' must be Tensor, not "
@@ -115,7 +117,8 @@ def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
         close = close | (a.isnan() & b.isnan())
     if rtol == 0 and atol == 0:
         return close
-    if a.dtype is _dt.bool_:
+    if not a.dtype.is_floating_point:  # bool and integers: the errors in the default float
+        # dtype, as PyTorch (no integer wraparound of a - b; 2**24 + 1 is close to 2**24)
         a, b = a.to(_dt.get_default_dtype()), b.to(_dt.get_default_dtype())
     actual = (a - b).abs()
     return close | (isfinite(actual) & (actual <= atol + (rtol * b).abs()))

@@ -170,9 +170,14 @@ def _arith_inplace(name, fn, kernel):
 
 
 def _unary_inplace(name, fn):
+    """The in-place method of ``fn``; ``fn.inplace_check(self, *args, **kwargs)``, where an
+    op has one, adds that op's own rule for its in-place form (float_power_)."""
     same_shape = name not in _RESHAPING
+    check = getattr(fn, "inplace_check", None)
 
     def method(self, *args, **kwargs):
+        if check is not None:
+            check(self, *args, **kwargs)
         return apply_inplace(name, self, lambda s: fn(s, *args, **kwargs),
                              same_shape=same_shape)
     method.__name__ = name

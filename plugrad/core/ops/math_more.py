@@ -14,6 +14,7 @@ import math
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, c_dtype_name
 from plugrad.core.grad_mode import no_grad
+from plugrad.core.ops._base import tensors_only
 from plugrad.core.ops._dims import return_type
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import broadcast_tensors
@@ -42,6 +43,7 @@ def _to_float(x):
 @op("fmax", method="fmax")
 def fmax(input, other):
     """The larger of the two, ignoring a NaN (NaN only where both are); ties go to ``input``."""
+    tensors_only("fmax", input, other)
     pick = (input >= other).logical_or(other.isnan())
     return input.where(pick, other)
 
@@ -49,6 +51,7 @@ def fmax(input, other):
 @op("fmin", method="fmin")
 def fmin(input, other):
     """The smaller of the two, ignoring a NaN (NaN only where both are); ties go to ``input``."""
+    tensors_only("fmin", input, other)
     pick = (input <= other).logical_or(other.isnan())
     return input.where(pick, other)
 
@@ -87,6 +90,7 @@ def lcm(input, other):
 @op("heaviside", method="heaviside", inplace="heaviside_")
 def heaviside(input, values):
     """0 below 0, 1 above, ``values`` at 0 (no gradient, as in PyTorch)."""
+    tensors_only("heaviside", input, values, ("input", "values"))
     if isinstance(values, Tensor) and values.dtype is not input.dtype:
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
                            f"dtypes (got {c_dtype_name(input.dtype)} and "
@@ -205,6 +209,7 @@ def frexp(input):
 @op("ldexp", method="ldexp", inplace="ldexp_")
 def ldexp(input, other):
     """``input * 2**other`` (promoting to floating point, as PyTorch's)."""
+    tensors_only("ldexp", input, other)
     dt = _dt.promote_types(input.dtype, other.dtype)
     dt = dt if dt.is_floating_point else _dt.get_default_dtype()
     return input.to(dt) * other.new_full((), 2.0, dtype=dt).pow(other)
@@ -214,6 +219,7 @@ def ldexp(input, other):
 def nextafter(input, other):
     """The next floating-point value after ``input`` towards ``other``: ``input`` plus or
     minus one unit in the last place (half a unit stepping down from a power of two)."""
+    tensors_only("nextafter", input, other)
     _floating("nextafter", input, other)
     if input.dtype is not other.dtype:
         raise RuntimeError(f"nextafter: expected both inputs to have the same dtype, got "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import operator
 
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record
@@ -11,7 +12,7 @@ from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat, narrow
 from plugrad.core.ops.select import where
-from plugrad.core.ops.shape import _sizes, clone, flatten, reshape
+from plugrad.core.ops.shape import clone, flatten, reshape
 from plugrad.core.tensor import _wrap, _wrap_dim
 
 
@@ -21,10 +22,40 @@ class FlipBackward0(Node):
         return (F.flip(g, self.axes),)
 
 
-@op("flip", method="flip")
-def flip(x, *dims):
-    dims = _sizes(dims) if dims else ()
-    axes = tuple(sorted({_wrap_dim(d, x.ndim, "flip") for d in dims}))
+def _dims_list(name, dims) -> tuple:
+    """PyTorch's ``int[] dims`` argument: a tuple or list of ints (a bare int is a
+    TypeError for the function, where only the method takes ``x.flip(0, 1)``)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'dims' must be tuple of ints, not "
+                        f"{type(dims).__name__}")
+    out = []
+    for i, d in enumerate(dims):
+        try:
+            out.append(operator.index(d))
+        except TypeError:
+            raise TypeError(f"{name}(): argument 'dims' must be tuple of ints, but found "
+                            f"element of type {type(d).__name__} at pos {i}") from None
+    return tuple(out)
+
+
+def _flip_method(self, *dims, **kwargs):
+    """``x.flip(0, 1)``, ``x.flip((0, 1))`` and ``x.flip(dims=(0, 1))``."""
+    if "dims" in kwargs and not dims:
+        return flip(self, kwargs.pop("dims"), **kwargs)
+    if kwargs or not dims:
+        raise TypeError("flip() missing 1 required positional arguments: \"dims\"" if not dims
+                        else f"flip() got unexpected keyword arguments {sorted(kwargs)}")
+    return flip(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list))
+                else dims)
+
+
+@op("flip", method={"flip": _flip_method})
+def flip(x, dims):
+    axes = [_wrap_dim(d, x.ndim, "flip") for d in _dims_list("flip", dims)]
+    if len(set(axes)) < len(axes):
+        dup = next(a for a in axes if axes.count(a) > 1)
+        raise RuntimeError(f"flip: dim {dup} appears multiple times in the list of dims")
+    axes = tuple(sorted(axes))
     if not axes or x.ndim == 0:
         return clone(x)  # PyTorch's flip copies even when no dimension is flipped
     r = _wrap(x._k.flip(x._data, axes), x.dtype, x.device, x._k)
@@ -39,14 +70,14 @@ def flip(x, *dims):
 def fliplr(x):
     if x.ndim < 2:
         raise ShapeError("fliplr: Input must be >= 2-d.")
-    return flip(x, 1)
+    return flip(x, (1,))
 
 
 @op("flipud", method="flipud")
 def flipud(x):
     if x.ndim < 1:
         raise ShapeError("flipud: Input must be >= 1-d.")
-    return flip(x, 0)
+    return flip(x, (0,))
 
 
 @op("roll", method="roll")

@@ -236,8 +236,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
                            if vec1.ndim != 1 else
                            f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
     if vec1.dtype is _dt.bool_ and vec2.dtype is _dt.bool_ and input.dtype is _dt.bool_:
-        out = vec1.unsqueeze(1).logical_and(vec2.unsqueeze(0)).logical_and(bool(alpha))
-        return out.logical_or(input.logical_and(bool(beta)))  # PyTorch's logical form
+        # PyTorch's logical form (bitwise with the bool scalars: logical_and takes Tensors)
+        out = vec1.unsqueeze(1).logical_and(vec2.unsqueeze(0)).bitwise_and(bool(alpha))
+        return out.logical_or(input.bitwise_and(bool(beta)))
     return _scaled_sum("addr", input, vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
 
 

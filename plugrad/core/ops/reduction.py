@@ -142,15 +142,30 @@ def _prod_of_others(F, x, axes, index):
     return F.permute(others, tuple(order.index(i) for i in range(ndim)))
 
 
-class ProdBackward0(Node):
-    """d prod / d x_i = the product of the other elements."""
+def _count_zeros(F, x) -> int:
+    """How many elements of ``x`` are 0 (a host read, as PyTorch's rules make)."""
+    if not math.prod(x.shape):
+        return 0
+    k, data = (x._k, x._data) if getattr(F, "tensors", False) else (F, x)
+    return int(k.to_numpy(k.sum(k.astype(k.eq(data, 0.0), "int64"), None, False)))
 
-    def grad(self, F, g, x):
+
+class ProdBackward0(KeepsOutput):
+    """PyTorch's ``prod_backward``: ``g * (result / x)`` when no element of ``x`` is 0,
+    else the product of the other elements (before times after each position: zeros need
+    no division); over all elements with two zeros or more and no graph to record, 0."""
+
+    def grad(self, F, g, x, y):
         if self.cast is not None:
-            g = F.astype(g, self.cast)
+            g, y = F.astype(g, self.cast), F.astype(y, self.cast)
         if not x.shape:
             return (g,)
         g = expand_back(F, g, x.shape, self.axes, self.keepdim)
+        zeros = _count_zeros(F, x)
+        if not zeros:
+            return (F.mul(g, F.div(expand_back(F, y, x.shape, self.axes, self.keepdim), x)),)
+        if zeros > 1 and self.axes is None and not getattr(F, "tensors", False):
+            return (F.mul(g, 0.0),)
         return (F.mul(g, _prod_of_others(F, x, self.axes, self.device.index)),)
 
 
@@ -167,14 +182,23 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
         node = ProdBackward0()
         node.axes, node.keepdim = axes, keepdim
         node.cast = None if out_dt is x.dtype else x.dtype.name
-        record(r, node, (x,), (x,))
+        record(r, node, (x,), (x, OUTPUT))
     return r
 
 
-class CumprodBackward0(CompositeBackward):
-    """The gradient of the scan itself (zeros allowed, any order)."""
+class CumprodBackward0(KeepsOutput, CompositeBackward):
+    """PyTorch's ``cumprod_backward``: with no zero in ``x``, the reversed cumulative sum
+    of ``result * g`` divided by ``x``; with zeros, the gradient of the scan itself
+    (exact at any order)."""
 
     composite = staticmethod(_scan_mul)
+
+    def grad(self, F, g, x, y):
+        if _count_zeros(F, x):
+            return CompositeBackward.grad(self, F, g, x)
+        axis = self.params["axis"]
+        w = F.mul(y, g)
+        return (F.div(F.flip(F.cumsum(F.flip(w, (axis,)), axis), (axis,)), x),)
 
 
 @op("cumprod", method="cumprod", inplace="cumprod_")
@@ -192,7 +216,7 @@ def cumprod(x, dim, *, dtype=None):
     if x._rg and _state.enabled:
         node = CumprodBackward0()
         node.params = {"axis": axis}
-        record(r, node, (x,), (x,))
+        record(r, node, (x,), (x, OUTPUT))
     return r
 
 

@@ -6,7 +6,8 @@ import warnings
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import input_meta, record, record_binary, recording
-from plugrad.core.errors import DTypeError, c_dtype_name, check_device, kernel_error
+from plugrad.core.errors import (DTypeError, DTypeNotImplementedError, c_dtype_name, check_device,
+                                 kernel_error)
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._base import binary_operands
 from plugrad.core.ops.declare import op
@@ -115,6 +116,12 @@ def clamp(x, min=None, max=None):
     """Limit ``x`` to ``[min, max]``; ``min > max`` gives ``max`` everywhere."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if x.dtype is _dt.bool_ and min is not None and max is not None and all(
+            b.dtype is _dt.bool_ if isinstance(b, Tensor) else isinstance(b, bool)
+            for b in (min, max)):  # PyTorch clamps bool by one bound only
+        kernel = "clamp_cpu" if isinstance(min, Tensor) else "clamp_scalar_cpu"
+        raise DTypeNotImplementedError(f"clamp: \"{kernel}\" not implemented for 'Bool' "
+                                       f"(a bool tensor takes min or max, not both)")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         if not all(b is None or isinstance(b, Tensor) for b in (min, max)):
             raise TypeError(f"clamp() received an invalid combination of arguments - got "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import math
 
+from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.grad_ops import expand_back
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
@@ -69,8 +70,58 @@ def _var_grad(node, F, g, x):
     return F.mul(F.mul(g, 2.0 / dof if dof else math.inf), F.sub(x, m))
 
 
-def _moments(name, x, dim, unbiased, keepdim, correction, root: bool):
-    """var (or std, ``root``) as one node; computed at the accumulation dtype."""
+#: var_mean / std_mean run PyTorch's one-pass Welford reduction elementwise over a reduced
+#: slice of at most this many elements when the two-pass formula could differ from it
+#: (non-finite or huge inputs); longer slices keep the two-pass sums (torch's own threads
+#: split those into partial Welford states anyway)
+_WELFORD_MAX = 1024
+
+
+def _needs_welford(k, data, n) -> bool:
+    """Whether the two-pass moments can differ from Welford's beyond rounding: a NaN or
+    infinite element, or squares of deviations that may overflow the accumulation."""
+    if not 0 < n <= _WELFORD_MAX:
+        return False
+    big = math.sqrt(_MAX.get(k.dtype_of(data), 3.4e38) / (4.0 * n))
+    top = float(k.to_numpy(k.max(k.abs(data), None, False)))
+    return not top <= big  # (NaN compares False)
+
+
+_MAX = {"float64": 1.7976931348623157e308, "float32": 3.4028234663852886e38,
+        "float16": 65504.0}
+
+
+def _welford(k, data, axes, keepdim, corr, root):
+    """PyTorch's ``WelfordOps`` (its CPU ``var_mean`` / ``std_mean``), one reduced element
+    at a time in order: ``delta = x - mean; mean += delta / n; m2 += delta (x - mean)``;
+    ``m2 / (n - correction)`` (``/ 0`` when that is not positive). Returns (moment, mean)."""
+    shape = tuple(data.shape)
+    ndim = len(shape)
+    axes = tuple(range(ndim)) if axes is None else tuple(axes)
+    keep = [i for i in range(ndim) if i not in axes]
+    lead = tuple(shape[i] for i in keep)
+    n = count(shape, axes)
+    flat = k.reshape(k.permute(data, tuple(keep) + axes), lead + (n,))
+    dt = k.dtype_of(data)
+    mean = k.full(lead, 0.0, dt, None)
+    m2 = k.full(lead, 0.0, dt, None)
+    head = tuple(slice(0, s, 1) for s in lead)
+    for i in range(n):
+        xi = k.reshape(k.slice(flat, head + (slice(i, i + 1, 1),)), lead)
+        delta = k.sub(xi, mean)
+        mean = k.add(mean, k.div(delta, float(i + 1)))
+        m2 = k.add(m2, k.mul(delta, k.sub(xi, mean)))
+    out = k.div(m2, float(n - corr) if n > corr else 0.0)
+    if root:
+        out = k.sqrt(out)
+    out_shape = tuple(1 if i in axes else s for i, s in enumerate(shape)) if keepdim else lead
+    return k.reshape(out, out_shape), k.reshape(mean, out_shape)
+
+
+def _moments(name, x, dim, unbiased, keepdim, correction, root: bool, with_mean=False):
+    """var (or std, ``root``) as one node; computed at the accumulation dtype. With
+    ``with_mean`` (var_mean, std_mean): also Welford's mean array where Welford ran, else
+    None (the caller's ``mean`` agrees with the two-pass result there)."""
     dim, corr = _correction(name, x, dim, unbiased, correction)
     axes = normalize_dims(dim, x.ndim, name)
     k = x._k
@@ -80,14 +131,20 @@ def _moments(name, x, dim, unbiased, keepdim, correction, root: bool):
     if acc is not None and acc in k.dtypes:
         data = k.astype(data, acc)
     n = count(shape, axes)
-    m = k.sum(data, axes, True)
-    m = k.div(m, float(n)) if n else k.mul(m, math.nan)
-    d = k.sub(data, m)
-    out = k.sum(k.mul(d, d), axes, keepdim)
     dof = n - corr
-    out = k.div(out, float(dof)) if dof > 0 else k.div(out, 0.0)
-    if root:
-        out = k.sqrt(out)
+    welford_mean = None
+    if with_mean and _needs_welford(k, data, n):
+        if "float64" in k.dtypes:  # (torch's accumulation type: double)
+            data = k.astype(data, "float64")
+        out, welford_mean = _welford(k, data, axes, keepdim, corr, root)
+    else:
+        m = k.sum(data, axes, True)
+        m = k.div(m, float(n)) if n else k.mul(m, math.nan)
+        d = k.sub(data, m)
+        out = k.sum(k.mul(d, d), axes, keepdim)
+        out = k.div(out, float(dof)) if dof > 0 else k.div(out, 0.0)
+        if root:
+            out = k.sqrt(out)
     if k.dtype_of(out) != x.dtype.name:
         out = k.astype(out, x.dtype.name)
     r = _wrap(out, x.dtype, x.device, k)
@@ -96,7 +153,7 @@ def _moments(name, x, dim, unbiased, keepdim, correction, root: bool):
         node.shape, node.axes, node.keepdim, node.dof = shape, axes, keepdim, dof
         node.device_index = x.device.index
         record(r, node, (x,), (x, OUTPUT) if root else (x,))
-    return r
+    return (r, welford_mean) if with_mean else r
 
 
 @op("var", method="var")
@@ -117,16 +174,29 @@ def std(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _moments("std", x, dim, unbiased, keepdim, correction, True)
 
 
+def _moment_and_mean(name, x, dim, unbiased, keepdim, correction, root):
+    """PyTorch's ``var_mean`` / ``std_mean``: one Welford reduction gives both, so at
+    non-finite or huge inputs its mean is Welford's (NaN once an inf is followed by another
+    element), not ``mean``'s; the gradients are ``var``'s (or ``std``'s) and ``mean``'s."""
+    dim, corr = _correction(name, x, dim, unbiased, correction)
+    up = x.to(_dt.float32) if x.dtype.itemsize == 2 else x  # (half: as var and std)
+    r, welford_mean = _moments(name, up, dim, None, keepdim, corr, root, with_mean=True)
+    if up is not x:
+        r = r.to(x.dtype)
+    m = mean(x, dim, keepdim)
+    if welford_mean is not None:
+        m._data = x._k.astype(welford_mean, x.dtype.name)
+    return r, m
+
+
 @op("var_mean")
 def var_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, corr = _correction("var_mean", x, dim, unbiased, correction)
-    return var(x, dim, None, keepdim, correction=corr), mean(x, dim, keepdim)
+    return _moment_and_mean("var_mean", x, dim, unbiased, keepdim, correction, False)
 
 
 @op("std_mean")
 def std_mean(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    dim, corr = _correction("std_mean", x, dim, unbiased, correction)
-    return std(x, dim, None, keepdim, correction=corr), mean(x, dim, keepdim)
+    return _moment_and_mean("std_mean", x, dim, unbiased, keepdim, correction, True)
 
 
 @op("norm", method="norm")
@@ -154,8 +224,14 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
 def _pnorm(x, p, axes, keepdim):
     if p != 0 and count(x._data.shape, axes) == 1:
         return sum(x.abs(), axes, keepdim)
-    if p == 2:
-        return _safe_sqrt(sum(x * x, axes, keepdim))
+    if p == 2:  # (its node is PyTorch's rule: g * (x / y), 0 where y == 0)
+        with _no_grad():
+            y = _safe_sqrt(sum(x * x, axes, keepdim))
+        if x._rg and _state.enabled:
+            node = NormBackward1()
+            node.p, node.axes, node.keepdim = 2.0, axes, keepdim
+            record(y, node, (x,), (x, OUTPUT))
+        return y
     if p == 1:
         return sum(x.abs(), axes, keepdim)
     if p == math.inf:
@@ -173,9 +249,9 @@ def _pnorm(x, p, axes, keepdim):
 
 
 class NormBackward1(KeepsOutput):
-    """PyTorch's ``norm_backward`` for a number ``p`` other than 1, 2 and inf: None for
+    """PyTorch's ``norm_backward`` for a number ``p`` other than 1 and inf: None for
     ``p = 0``; ``sgn(x) |x|^(p-1) g y^(1-p)`` masked to 0 where ``x == 0`` for ``p < 1``;
-    else ``x |x|^(p-2) g / y^(p-1)`` masked to 0 where ``y == 0``."""
+    else ``x |x|^(p-2) g / y^(p-1)`` masked to 0 where ``y == 0`` (``g (x / y)`` for 2)."""
 
     def grad(self, F, g, x, y):
         p = self.p
@@ -184,6 +260,8 @@ class NormBackward1(KeepsOutput):
         shape = tuple(x.shape)
         yk = expand_back(F, y, shape, self.axes, self.keepdim)
         gk = expand_back(F, g, shape, self.axes, self.keepdim)
+        if p == 2:  # g * (x / y): its second derivative meets no overflowing x * x
+            return (F.mul(gk, F.where(F.eq(yk, 0.0), 0.0, F.div(x, yk))),)
         ax = F.abs(x)
         if p < 1:
             s = F.where(F.eq(x, 0.0), 0.0, F.mul(F.sign(x), F.pow(ax, p - 1.0)))

@@ -63,9 +63,30 @@ def addcmul(x, t1, t2, *, value=1):
         raise NotImplementedError("addcmul: \"addcmul_cpu_out\" not implemented for 'Bool'")
     if dt.kind in "iu":
         value = _dt.checked_scalar("addcmul", value, dt)
-    if value == 1:
-        return _finish(x + t1 * t2, dt)
-    return _finish(x + (t1 * _rounded(value, work)) * t2, dt)
+    if not recording(x, t1, t2) or not all(isinstance(t, Tensor) for t in (x, t1, t2)):
+        if value == 1:
+            return _finish(x + t1 * t2, dt)
+        return _finish(x + (t1 * _rounded(value, work)) * t2, dt)
+    v = _rounded(value, work)
+    with _no_grad():
+        r = x + t1 * t2 if value == 1 else x + (t1 * v) * t2
+    node = AddcmulBackward0()
+    node.value = v
+    record(r, node, (x, t1, t2), (t1, t2))
+    node.meta = input_meta(r, (x, t1, t2))
+    return _finish(r, dt)
+
+
+class AddcmulBackward0(Node):
+    """PyTorch's rule, term by term at the result's shape: ``g * (t2 * value)`` and
+    ``g * (t1 * value)``, then summed over broadcast dims (summing ``g`` first and then
+    multiplying gave ``0 * inf = NaN`` where an empty ``x`` broadcasts the product away)."""
+
+    def grad(self, F, g, t1, t2):
+        v = self.value
+        return (g if self.next[0] else None,
+                F.mul(g, F.mul(t2, v)) if self.next[1] else None,
+                F.mul(g, F.mul(t1, v)) if self.next[2] else None)
 
 
 @op("addcdiv", method="addcdiv", inplace="addcdiv_")

@@ -16,6 +16,7 @@ from plugrad.core.autograd.record import record, record_binary, recording
 from plugrad.core.errors import DTypeError, DTypeNotImplementedError, c_dtype_name, kernel_error
 from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops import unary as _u
+from plugrad.core.ops._base import tensors_only
 from plugrad.core.ops.binary import _float_operands
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
@@ -226,18 +227,22 @@ class Atan2Backward0(Node):
 
 @op("atan2 arctan2", method="atan2 arctan2", inplace="atan2_ arctan2_")
 def atan2(input, other):
+    tensors_only("atan2", input, other)
     return _binary("atan2", lambda k, a, b: k.atan2(a, b), Atan2Backward0, input, other)
 
 
 class HypotBackward0(KeepsOutput):
+    """PyTorch's ``grad * self / result`` in that order (``grad * self`` may overflow to
+    inf where ``grad / result * self`` would not)."""
 
     def grad(self, F, g, a, b, y):
-        q = F.div(g, y)
-        return (F.mul(q, a) if self.next[0] else None, F.mul(q, b) if self.next[1] else None)
+        return (F.div(F.mul(g, a), y) if self.next[0] else None,
+                F.div(F.mul(g, b), y) if self.next[1] else None)
 
 
 @op("hypot", method="hypot", inplace="hypot_")
 def hypot(input, other):
+    tensors_only("hypot", input, other)
     _no_ints("hypot", input, other)
     return _binary("hypot", lambda k, a, b: k.hypot(a, b), HypotBackward0, input, other,
                    keep_output=True)
@@ -351,6 +356,7 @@ def _logaddexp_kernel(base2):
 @op("logaddexp", method="logaddexp")
 def logaddexp(input, other):
     """``log(exp(a) + exp(b))`` without overflow; equal infinities give themselves."""
+    tensors_only("logaddexp", input, other)
     _no_ints("logaddexp", input, other)
     return _binary("logaddexp", _logaddexp_kernel(False), LogaddexpBackward0, input, other,
                    arrays=True)
@@ -358,6 +364,7 @@ def logaddexp(input, other):
 
 @op("logaddexp2", method="logaddexp2")
 def logaddexp2(input, other):
+    tensors_only("logaddexp2", input, other)
     _no_ints("logaddexp2", input, other)
     return _binary("logaddexp2", _logaddexp_kernel(True), Logaddexp2Backward0, input, other,
                    arrays=True)
@@ -370,6 +377,18 @@ def float_power(input, exponent):
     a = input.double() if isinstance(input, Tensor) else float(input)
     b = exponent.double() if isinstance(exponent, Tensor) else float(exponent)
     return a ** b
+
+
+def _float_power_inplace(self, exponent):
+    """PyTorch: ``float_power_`` keeps its float64 result only in a float64 tensor (no cast
+    back, unlike the other in-place ops)."""
+    if isinstance(self, Tensor) and self.dtype is not _dt.float64:
+        raise RuntimeError(f"float_power_: the base given to float_power_ has dtype "
+                           f"{c_dtype_name(self.dtype)} but the operation's result requires "
+                           f"dtype Double")
+
+
+float_power.inplace_check = _float_power_inplace
 
 
 def _float(x):
