@@ -92,7 +92,9 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     expect_dtype("hinge_embedding_loss", input, ints=True)
-    zeros = input * 0.0
+    zeros = plugrad.zeros_like(input)
+    if not input.dtype.is_floating_point:  # PyTorch's `margin - self`: the margin cast to
+        margin = int(margin)               # the integer dtype, the loss stays integer
     margin_part = plugrad.where(target != 1, (margin - input).clamp_min(0), zeros)
     self_part = plugrad.where(target != -1, input, zeros)
     return reduce_loss(margin_part + self_part, reduction)

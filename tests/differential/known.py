@@ -421,12 +421,6 @@ KNOWN: list[Known] = [
               "impossible-alignment gradients agree",
           example=Case('nn.functional.ctc_loss', 'ref', 'float64', sample=9, family='extreme',
                        seed=297248, order=1)),
-    Known(("nn.functional.hinge_embedding_loss", "nn.functional.cosine_embedding_loss"),
-          "wrong/*", dtype="[iu]*",
-          torch="integer inputs (undeclared): an integer loss (hinge) or uint8 wraparound "
-                "arithmetic (cosine)", plugrad="promotes to float32",
-          why="undeclared dtypes of ops landed this round; for their author",
-          example=Case('nn.functional.hinge_embedding_loss', 'cpu', 'int32')),
 ]
 
 

@@ -193,3 +193,21 @@ def test_polygamma_second_derivatives_are_polygamma(device, n):
         out.append(lib.autograd.grad(g.sum(), x)[0])
     for a, b in zip(want, got):
         np.testing.assert_allclose(host(b), a.numpy(), rtol=1e-9, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
+@pytest.mark.parametrize("reduction", ["none", "sum"])
+def test_integer_hinge_embedding_loss_stays_integer(device, dtype, reduction):
+    """PyTorch computes an integer input's hinge loss in its dtype (the margin cast to it,
+    uint8 wrapping); the sum is int64. plugrad promoted to float32."""
+    x, t = [[3, -2, 0], [1, 5, 2]], [[1, -1, 1], [-1, -1, 1]]
+    if dtype == "uint8":
+        x = [[3, 2, 0], [1, 5, 2]]
+    got = F.hinge_embedding_loss(plugrad.tensor(x, dtype=getattr(plugrad, dtype), device=device),
+                                 plugrad.tensor(t, device=device), margin=1.5,
+                                 reduction=reduction)
+    want = torch.nn.functional.hinge_embedding_loss(
+        torch.tensor(x, dtype=getattr(torch, dtype)), torch.tensor(t), margin=1.5,
+        reduction=reduction)
+    assert got.dtype.name == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(host(got), want.numpy())
