@@ -26,6 +26,7 @@ from plugrad.core.ops.conv_transpose import conv_transpose2d as _conv_transpose2
 from plugrad.core.ops.pooling import avg_pool2d as _avg_pool2d
 from plugrad.core.ops.pooling import max_pool2d as _max_pool2d
 from plugrad.core.ops.window import out_size as _out_size
+from plugrad.core.ops.window import dilated_ints as _dilated_ints
 from plugrad.nn._dtypes import expect_dtype as _expect
 from plugrad.nn._pool_windows import adaptive_table as _adaptive_table
 from plugrad.nn._pool_windows import sliding_max as _sliding_max
@@ -81,7 +82,7 @@ def _opmath(y):
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     name = "conv3d"
-    _expect(name, input)
+    _expect(name, input, ints=True)  # PyTorch's CPU convolutions compute integer GEMMs
     if weight.ndim != 5:
         raise plugrad.ShapeError(f"{name}: expected a 5-D weight (out_channels, in_channels/"
                                  f"groups, kD, kH, kW), got {list(weight.shape)}")
@@ -94,6 +95,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, wt = _opmath(x), _opmath(weight)
     sd, sh, sw = _triple(name, stride, "stride")
     dd, dh, dw = _triple(name, dilation, "dilation")
+    _dilated_ints(name, x, (dd, dh, dw))
     kd = weight.shape[2]
     if isinstance(padding, str):
         if padding == "same" and (sd, sh, sw) != (1, 1, 1):
@@ -130,7 +132,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """3-D transposed convolution over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; ``weight`` is
     ``(C_in, C_out / groups, kD, kH, kW)``."""
     name = "conv_transpose3d"
-    _expect(name, input)
+    if input.dtype != plugrad.int64:  # PyTorch's one integer transposed kernel
+        _expect(name, input)
     if weight.ndim != 5:
         raise plugrad.ShapeError(f"{name}: expected a 5-D weight (in_channels, out_channels/"
                                  f"groups, kD, kH, kW), got {list(weight.shape)}")
@@ -214,7 +217,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mean over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     name = "avg_pool3d"
-    _expect(name, input)
+    if input.dtype != plugrad.int64:  # PyTorch's kernels: floating and int64
+        _expect(name, input)
     x, unbatched = _batched(name, input)
     k = _triple(name, kernel_size, "kernel_size")
     s = k if stride is None or stride == () or stride == [] else _triple(name, stride, "stride")
@@ -230,13 +234,16 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     sums = plugrad.nn.functional.pad(sums, (0, 0, 0, 0, p[0], right))
     total = _depth_windows(sums, k[0], s[0], 1, out_d).sum(3)
     if divisor_override:
-        out = total / divisor_override
+        count = divisor_override
     else:
         cd = _counts(depth, k[0], s[0], p[0], out_d, count_include_pad)
         ch = _counts(h, k[1], s[1], p[1], ho, count_include_pad)
         cw = _counts(w, k[2], s[2], p[2], wo, count_include_pad)
         count = cd[:, None, None] * ch[None, :, None] * cw[None, None, :]
-        out = total / plugrad.tensor(count, dtype=total.dtype, device=total.device)
+        count = plugrad.tensor(count, dtype=total.dtype, device=total.device)
+    # int64: PyTorch's kernel divides the sum in C++ integer arithmetic
+    out = total / count if total.dtype.is_floating_point else \
+        total.div(count, rounding_mode="trunc")
     out = _named(out, "AvgPool3DBackward0")
     return out.squeeze(0) if unbatched else out
 

@@ -32,13 +32,13 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     return "sum" if size_average is False else "mean"
 
 
-def _pair(op: str, input, target):
+def _pair(op: str, input, target, ints: bool = False):
     """Check ``input``/``target`` of an elementwise loss; broadcast with PyTorch's warning."""
     for name, t in (("input", input), ("target", target)):
         if not isinstance(t, plugrad.Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
-    expect_dtype(op, input)
+    expect_dtype(op, input, ints=ints)
     if tuple(input.shape) == tuple(target.shape):
         return input, target
     try:
@@ -63,7 +63,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     if _ac.active: input, target = _ac.autocast_args("l1_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair("l1_loss", input, target)
+    x, t = _pair("l1_loss", input, target, ints=True)  # PyTorch's abs(input - target)
     return reduce_loss((x - t).abs(), reduction)
 
 

@@ -120,19 +120,24 @@ KNOWN: list[Known] = [
               "check needs every sample to raise); PyTorch's acceptance is an accident of "
               "its empty fast path",
           example=Case('mv', 'cpu', 'bool', sample=1)),
-    Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
-           "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
-           "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
-           "nn.functional.upsample", "nn.functional.upsample_bilinear",
-           "nn.functional.l1_loss", "nn.functional.conv3d",
-           "nn.functional.conv_transpose3d", "nn.functional.avg_pool3d"),
-          "error/raise",
-          dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
-          plugrad="expected a floating point input",
-          why="integer conv/linear kernels are not in the backend contract; adding "
-              "required primitives is not allowed this round",
-          example=Case('nn.functional.linear', 'cpu', 'int32', sample=5, family='special',
-                       seed=91780)),
+    Known(("nn.functional.linear",), "error/raise", dtype="bool",
+          torch="a bool linear with an empty batch returns an empty result (no kernel "
+                "runs); with rows it raises (\"addmm_impl_cpu_\" not implemented for 'Bool')",
+          plugrad="rejects bool inputs of every shape",
+          why="deliberate, as the bool products below: PyTorch's acceptance is an accident "
+              "of its empty fast path",
+          example=Case('nn.functional.linear', 'cpu', 'bool', sample=11, family='uniform',
+                       seed=831029)),
+    Known(("nn.functional.upsample", "nn.functional.upsample_bilinear"), "error/raise",
+          dtype="uint8",
+          torch="uint8 bilinear/bicubic interpolation: a fixed-point separable kernel "
+                "(quantized weights, per-pass rounding and clamping: up to 13 from the "
+                "rounded float result)",
+          plugrad="raises NotImplementedError (nearest modes of uint8 work)",
+          why="copying it needs PyTorch's weight quantization bit for bit; an "
+              "approximation would be a wrong result instead of an error",
+          example=Case('nn.functional.upsample', 'cpu', 'uint8', sample=3, family='ties',
+                       seed=549431)),
     Known(("floor_divide", "pow", "fmod", "remainder", "clamp", "cumprod", "cumsum"),
           "error/raise",
           torch="bool operands, integer tensors raised to negative tensor exponents, "

@@ -211,3 +211,78 @@ def test_integer_hinge_embedding_loss_stays_integer(device, dtype, reduction):
         reduction=reduction)
     assert got.dtype.name == str(want.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(host(got), want.numpy())
+
+
+def _ints(shape, dtype, seed):
+    """Small integers with the dtype's extremes at both ends (wraparound must agree)."""
+    info = np.iinfo(dtype)
+    v = np.random.default_rng(seed).integers(max(info.min, -5), 6, size=shape)
+    v.flat[0], v.flat[-1] = info.max, info.min
+    return v.astype(dtype)
+
+
+_INTEGER_NN = {
+    "conv1d": (lambda L, a: L.conv1d(a[0], a[1], a[2], stride=2, padding=1),
+               [(1, 2, 7), (3, 2, 2), (3,)], ("uint8", "int8", "int32", "int64")),
+    "conv2d": (lambda L, a: L.conv2d(a[0], a[1], None, padding=1, groups=2),
+               [(1, 2, 5, 5), (4, 1, 3, 3)], ("uint8", "int16", "int32", "int64")),
+    "conv3d": (lambda L, a: L.conv3d(a[0], a[1], a[2], stride=2, padding=1, groups=2),
+               [(1, 2, 4, 4, 4), (2, 1, 2, 2, 2), (2,)], ("uint8", "int32", "int64")),
+    "conv_transpose2d": (lambda L, a: L.conv_transpose2d(a[0], a[1], a[2], stride=2,
+                                                         padding=1),
+                         [(1, 2, 4, 4), (2, 3, 3, 3), (3,)], ("int64",)),
+    "conv_transpose3d": (lambda L, a: L.conv_transpose3d(a[0], a[1], a[2], stride=2),
+                         [(1, 2, 3, 3, 3), (2, 3, 2, 2, 2), (3,)], ("int64",)),
+    "max_pool2d": (lambda L, a: L.max_pool2d(a[0], 3, 2, 1, return_indices=True),
+                   [(1, 2, 5, 5)], ("uint8", "int8", "int32", "int64")),
+    "avg_pool1d": (lambda L, a: L.avg_pool1d(a[0], 3, 2, 1), [(1, 2, 7)], ("int64",)),
+    "avg_pool2d": (lambda L, a: L.avg_pool2d(a[0], 2, ceil_mode=True,
+                                             count_include_pad=False), [(1, 2, 5, 5)],
+                   ("int64",)),
+    "avg_pool3d": (lambda L, a: L.avg_pool3d(a[0], 2, padding=1), [(1, 1, 3, 4, 4)],
+                   ("int64",)),
+    "l1_loss": (lambda L, a: L.l1_loss(a[0], a[1], reduction="sum"), [(2, 3), (2, 3)],
+                ("uint8", "int32", "int64")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INTEGER_NN))
+def test_integer_convolutions_and_pools(device, name):
+    """PyTorch's CPU kernels compute integer convolutions (GEMM in the dtype, wrapping),
+    max pools (padding below the dtype's minimum), int64 average pools (C++ integer
+    division) and integer l1 sums: the same values and dtypes (plugrad raised
+    DTypeError)."""
+    fn, shapes, dtypes = _INTEGER_NN[name]
+    for dtype in dtypes:
+        vals = [_ints(s, dtype, i) for i, s in enumerate(shapes)]
+        want = fn(torch.nn.functional, [torch.from_numpy(v.copy()) for v in vals])
+        got = fn(F, [plugrad.tensor(v, device=device) for v in vals])
+        for w, g in zip(*((want, got) if isinstance(want, tuple) else ((want,), (got,)))):
+            assert g.dtype.name == str(w.dtype).removeprefix("torch.")
+            np.testing.assert_array_equal(host(g), w.numpy())
+
+
+@pytest.mark.parametrize("dilation", [2, (1, 2)])
+def test_dilated_integer_convolution_is_int64_only(device, dilation):
+    """PyTorch's dilated convolution kernel (slow_conv_dilated) has no int32 kernel."""
+    x, w = plugrad.ones(1, 2, 5, 5, dtype=plugrad.int32, device=device), \
+        plugrad.ones(3, 2, 2, 2, dtype=plugrad.int32, device=device)
+    with pytest.raises(plugrad.DTypeError, match="dilated"):
+        F.conv2d(x, w, dilation=dilation)
+    got = F.conv2d(x.long(), w.long(), dilation=dilation)
+    want = torch.nn.functional.conv2d(torch.ones(1, 2, 5, 5, dtype=torch.int64),
+                                      torch.ones(3, 2, 2, 2, dtype=torch.int64),
+                                      dilation=dilation)
+    np.testing.assert_array_equal(host(got), want.numpy())
+
+
+def test_integer_trunc_division_is_exact(device):
+    """div(rounding_mode='trunc') of int64 went through a float64 quotient (wrong past
+    2**53, and a garbage value for a zero divisor instead of an error)."""
+    a, b = [-9223372036854775805, 2 ** 62 + 1, -7, 7, -8, 0], [4, 3, 2, -2, -2, -3]
+    got = plugrad.div(plugrad.tensor(a, device=device), plugrad.tensor(b, device=device),
+                      rounding_mode="trunc")
+    want = torch.div(torch.tensor(a), torch.tensor(b), rounding_mode="trunc")
+    np.testing.assert_array_equal(host(got), want.numpy())
+    with pytest.raises(ZeroDivisionError):
+        plugrad.div(plugrad.tensor([1, 2], device=device), 0, rounding_mode="trunc")
