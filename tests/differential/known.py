@@ -97,12 +97,6 @@ KNOWN: list[Known] = [
           detail="*tensor-scalar*", torch="a Python scalar `other` is a TypeError",
           plugrad="accepts it", why="harmless extension the op database's own samples use",
           example=Case('logical_and', 'cpu', 'int64', sample=7, seed=36740, form='method')),
-    Known(("nn.functional.binary_cross_entropy",), "accepted/raise",
-          torch="all elements of target should be between 0 and 1 (nan / -0.0 ... inputs)",
-          plugrad="computes a value", why="report #35 family; needs a check of the "
-          "target's range (one pass over it) in the loss",
-          example=Case('nn.functional.binary_cross_entropy', 'cpu', 'float64', family='zeros',
-                       seed=18008)),
     # ------------------------------------------------------------ dtypes torch accepts
     Known(("inner",), "error/raise", dtype="bool",
           torch="inner with a 0-d operand is a product and works for bool; with vectors it "

@@ -286,3 +286,14 @@ def test_integer_trunc_division_is_exact(device):
     np.testing.assert_array_equal(host(got), want.numpy())
     with pytest.raises(ZeroDivisionError):
         plugrad.div(plugrad.tensor([1, 2], device=device), 0, rounding_mode="trunc")
+
+
+@pytest.mark.parametrize("x, t", [([0.5, math.nan], [0.0, 1.0]), ([0.5, 0.2], [math.nan, 1.0]),
+                                  ([0.5, 0.2], [1.5, 1.0]), ([0.5, 0.2], [-0.5, 1.0])])
+def test_binary_cross_entropy_checks_target_and_nan(device, x, t):
+    """PyTorch's kernel checks 0 <= v <= 1 for the target as for the input, and NaN fails
+    it; plugrad checked the input only, and NaN passed its min/max comparison."""
+    with pytest.raises(RuntimeError, match="should be between 0 and 1"):
+        torch.nn.functional.binary_cross_entropy(torch.tensor(x), torch.tensor(t))
+    with pytest.raises(RuntimeError, match="should be between 0 and 1"):
+        F.binary_cross_entropy(plugrad.tensor(x, device=device), plugrad.tensor(t, device=device))
