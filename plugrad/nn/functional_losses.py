@@ -15,6 +15,7 @@ from plugrad.core import autocast as _ac
 from plugrad.core.autograd.node import present_as
 from plugrad.core.ops import loss_ops as _ops
 from plugrad.core.ops.loss_ops import reduce_loss
+from plugrad.core.ops.loss_piecewise import piecewise_loss as _piecewise_loss
 from plugrad.nn._dtypes import expect_dtype
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -67,12 +68,6 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return reduce_loss((x - t).abs(), reduction)
 
 
-def _piecewise(d, threshold: float, inner_scale: float, outer_scale: float):
-    """``inner_scale * d**2 / 2`` below ``threshold``, else ``outer_scale * (d - threshold/2)``."""
-    return plugrad.where(d < threshold, d.square() * (0.5 * inner_scale),
-                         (d - 0.5 * threshold) * outer_scale)
-
-
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
                    beta: float = 1.0):
     """Quadratic below ``beta``, L1 above (L1 exactly when ``beta == 0``)."""
@@ -81,10 +76,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
     x, t = _pair("smooth_l1_loss", input, target)
-    d = (x - t).abs()
     if beta == 0:
-        return present_as(reduce_loss(d, reduction), "SmoothL1LossBackward0")
-    return present_as(reduce_loss(_piecewise(d, beta, 1.0 / beta, 1.0), reduction),
+        return present_as(reduce_loss((x - t).abs(), reduction), "SmoothL1LossBackward0")
+    return present_as(reduce_loss(_piecewise_loss(x, t, beta, 1.0), reduction),
                       "SmoothL1LossBackward0")
 
 
@@ -95,7 +89,7 @@ def huber_loss(input, target, reduction="mean", delta: float = 1.0):
         raise ValueError(f"huber_loss does not support non-positive values for delta, got "
                          f"{delta}.")
     x, t = _pair("huber_loss", input, target)
-    return present_as(reduce_loss(_piecewise((x - t).abs(), delta, 1.0, delta), reduction),
+    return present_as(reduce_loss(_piecewise_loss(x, t, delta, delta), reduction),
                       "HuberLossBackward0")
 
 

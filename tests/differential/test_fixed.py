@@ -297,3 +297,25 @@ def test_binary_cross_entropy_checks_target_and_nan(device, x, t):
         torch.nn.functional.binary_cross_entropy(torch.tensor(x), torch.tensor(t))
     with pytest.raises(RuntimeError, match="should be between 0 and 1"):
         F.binary_cross_entropy(plugrad.tensor(x, device=device), plugrad.tensor(t, device=device))
+
+
+@pytest.mark.parametrize("name, kw", [("smooth_l1_loss", {"beta": 0.5}),
+                                      ("huber_loss", {"delta": 0.5})])
+def test_smooth_l1_and_huber_gradients_at_overflow_and_kinks(device, name, kw):
+    """PyTorch's piecewise gradient: +-slope where |x - t| > beta even when (x - t)**2
+    overflows (the composed where sent 0 * inf = NaN there), s / beta for the second
+    derivative at x == t (the |d| kink gave 0) and 0 at the joins and at NaN."""
+    x = [1.0, 1.7e308, 2.0, math.inf, 0.25, math.nan, 1.5]
+    t = [1.0, -1.0, 1.5, 0.0, -0.25, 0.0, 1.0]
+    res = []
+    for lib, fn in ((torch, getattr(torch.nn.functional, name)), (plugrad, getattr(F, name))):
+        dev = {} if lib is torch else {"device": device}
+        xs = lib.tensor(x, dtype=lib.float64, requires_grad=True, **dev)
+        ts = lib.tensor(t, dtype=lib.float64, requires_grad=True, **dev)
+        loss = fn(xs, ts, reduction="sum", **kw)
+        gx, gt = lib.autograd.grad(loss, (xs, ts), create_graph=True)
+        ggx, ggt = lib.autograd.grad((gx * lib.arange(7, dtype=lib.float64, **dev)).sum(),
+                                     (xs, ts))
+        res.append([np.asarray(v.detach().cpu().numpy()) for v in (loss, gx, gt, ggx, ggt)])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
