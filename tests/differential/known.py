@@ -351,7 +351,7 @@ KNOWN: list[Known] = [
            "nn.functional.hinge_embedding_loss",
            "cdist", "pdist", "cosine_similarity", "pairwise_distance",
            "nn.functional.group_norm", "nn.functional.instance_norm",
-           "nn.functional.local_response_norm", "nn.functional.multi_margin_loss",
+           "nn.functional.local_response_norm",
            "nn.functional.multilabel_margin_loss", "nn.functional.multilabel_soft_margin_loss",
            "nn.functional.poisson_nll_loss", "nn.functional.prelu",
            "nn.functional.hardswish", "nn.functional.hardsigmoid", "nn.functional.softshrink",

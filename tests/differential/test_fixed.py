@@ -319,3 +319,21 @@ def test_smooth_l1_and_huber_gradients_at_overflow_and_kinks(device, name, kw):
         res.append([np.asarray(v.detach().cpu().numpy()) for v in (loss, gx, gt, ggx, ggt)])
     for want, got in zip(*res):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_margin_losses_skip_nan_and_minus_inf_terms(device):
+    """PyTorch's multi_margin / multilabel_margin kernels add a term only where
+    ``z > 0``: a NaN or -inf ``z`` adds nothing (the composed ``where(z > 0, z, z * 0)``
+    made it NaN), and an inf one gives inf, not ``inf * 0``."""
+    x = [[0.2, math.nan, 0.03, 4e307], [4e307, 0.002, -0.18, math.nan],
+         [0.1, -math.inf, math.inf, -0.1]]
+    for name, target, kw in (("multi_margin_loss", [3, 3, 0], {"p": 2, "reduction": "none"}),
+                             ("multi_margin_loss", [1, 0, 2], {}),
+                             ("multilabel_margin_loss", [[3, -1, 0, 0], [1, 2, -1, 0],
+                                                         [0, -1, 0, 0]],
+                              {"reduction": "none"})):
+        want = getattr(torch.nn.functional, name)(torch.tensor(x, dtype=torch.float64),
+                                                  torch.tensor(target), **kw)
+        xs = plugrad.tensor(x, dtype=plugrad.float64, device=device, requires_grad=True)
+        got = getattr(F, name)(xs, plugrad.tensor(target, device=device), **kw)
+        np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-12, equal_nan=True)
