@@ -42,10 +42,10 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
         loss = input.exp() - target * input
     else:
         loss = input - target * (input + eps).log()
-    if full:
-        safe = plugrad.where(target > 1, target, target * 0.0 + 2.0)
-        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + plugrad.where(target > 1, stirling, stirling * 0.0)
+    if full:  # PyTorch's masked_fill(target <= 1, 0) of the term of the raw target: NaN
+        # targets keep it, and its gradient is its own (NaN from log of a target <= 0)
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + plugrad.where(target <= 1, 0.0, stirling)
     return reduce_loss(loss, reduction)
 
 

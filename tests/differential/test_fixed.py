@@ -337,3 +337,22 @@ def test_margin_losses_skip_nan_and_minus_inf_terms(device):
         xs = plugrad.tensor(x, dtype=plugrad.float64, device=device, requires_grad=True)
         got = getattr(F, name)(xs, plugrad.tensor(target, device=device), **kw)
         np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_poisson_nll_full_masks_the_stirling_term_as_pytorch(device):
+    """PyTorch adds the Stirling term of the raw target masked_fill(target <= 1, 0): a -inf
+    target adds 0 (the 0 * inf of plugrad's masking gave NaN), a NaN target keeps NaN, and
+    the gradient at targets <= 0 is that term's own NaN."""
+    x = [[0.5, 2.5, 1.0], [0.6, 1.2, 1.2]]
+    t = [[2.5, -math.inf, math.nan], [-1e308, 4.9e-324, 3.0]]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        xs = lib.tensor(x, dtype=lib.float64, requires_grad=True, **dev)
+        ts = lib.tensor(t, dtype=lib.float64, requires_grad=True, **dev)
+        loss = lib.nn.functional.poisson_nll_loss(xs, ts, log_input=False, full=True,
+                                                  reduction="none")
+        gx, gt = lib.autograd.grad(loss.sum(), (xs, ts))
+        res.append([np.asarray(v.detach().cpu().numpy()) for v in (loss, gx, gt)])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
