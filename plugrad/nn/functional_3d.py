@@ -261,8 +261,11 @@ def adaptive_avg_pool3d(input, output_size):
     _expect(name, input)
     x, unbatched = _batched(name, input)
     sizes = _adaptive_sizes(name, x, output_size, 3)
-    out = _window_mean(x, *_adaptive_table(tuple(x.shape[2:]), sizes), sizes)
-    out = _named(out, "AdaptiveAvgPool3DBackward0")
+    if tuple(sizes) == (1, 1, 1):  # PyTorch's global average: a mean (MeanBackward1)
+        out = x.mean((-3, -2, -1), keepdim=True)
+    else:
+        out = _window_mean(x, *_adaptive_table(tuple(x.shape[2:]), sizes), sizes)
+        out = _named(out, "AdaptiveAvgPool3DBackward0")
     return out.squeeze(0) if unbatched else out
 
 

@@ -165,7 +165,7 @@ KNOWN: list[Known] = [
                        sample=4, family='special', seed=60)),
     Known(("var", "var_mean", "std", "std_mean", "norm", "nn.functional.adaptive_avg_pool2d",
            "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
-           "nn.functional.adaptive_avg_pool3d", "nn.functional.layer_norm",
+           "nn.functional.layer_norm",
            "nn.functional.batch_norm",
            "nn.functional.normalize", "nn.functional.gelu",
            "addcmul"), "wrong/*", family="[es]*",

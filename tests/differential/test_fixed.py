@@ -356,3 +356,20 @@ def test_poisson_nll_full_masks_the_stirling_term_as_pytorch(device):
         res.append([np.asarray(v.detach().cpu().numpy()) for v in (loss, gx, gt)])
     for want, got in zip(*res):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_adaptive_avg_pool3d_sums_as_pytorch_loop(device, dtype):
+    """PyTorch's adaptive_avg_pool3d adds each window's taps one by one in the input's
+    dtype (float16 too) and divides by kT, kH, kW in turn: a half window holding 65504 and
+    16384 is inf there (plugrad's float32 sum gave 2048), and huge values cancel in its
+    order."""
+    big = {"float16": 65504.0, "float32": 3.4e38, "float64": 1.7e308}[dtype]
+    v = np.random.default_rng(3).uniform(-2, 2, (1, 2, 3, 4, 3))
+    v[0, 0, 1, 0, 0], v[0, 0, 2, 0, 0], v[0, 1, 0, 0, 0], v[0, 1, 0, 0, 1] = \
+        big, big / 4, big, -big
+    want = torch.nn.functional.adaptive_avg_pool3d(torch.tensor(v, dtype=getattr(torch, dtype)),
+                                                   (2, 3, 2))
+    got = F.adaptive_avg_pool3d(plugrad.tensor(v, dtype=getattr(plugrad, dtype), device=device),
+                                (2, 3, 2))
+    np.testing.assert_array_equal(host(got), want.numpy())
