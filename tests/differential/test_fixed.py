@@ -373,3 +373,40 @@ def test_adaptive_avg_pool3d_sums_as_pytorch_loop(device, dtype):
     got = F.adaptive_avg_pool3d(plugrad.tensor(v, dtype=getattr(plugrad, dtype), device=device),
                                 (2, 3, 2))
     np.testing.assert_array_equal(host(got), want.numpy())
+
+
+@pytest.mark.parametrize("name", ["batch_norm", "instance_norm", "group_norm"])
+def test_half_norms_compute_statistics_in_float32(device, name):
+    """PyTorch's CPU norms compute half tensors in float32: a variance of 1.8e8 (values
+    16384 apart) overflowed plugrad's half statistics to inf, and every output was the bias."""
+    v = [[[0.31, -1.06, 16384.0, 2.0], [-3.0, 0.5, -16376.0, 1.0]]] * 2
+    w, b = [3.0, 0.73], [0.38, -1.5]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        x = lib.tensor(v, dtype=lib.float16, **dev)
+        wt, bt = lib.tensor(w, dtype=lib.float16, **dev), lib.tensor(b, dtype=lib.float16, **dev)
+        fn = getattr(lib.nn.functional, name)
+        if name == "batch_norm":
+            out = fn(x, None, None, wt, bt, training=True)
+        elif name == "instance_norm":
+            out = fn(x, weight=wt, bias=bt)
+        else:
+            out = fn(x, 1, wt, bt)
+        res.append(np.asarray(out.detach().cpu().numpy(), dtype=np.float64))
+    np.testing.assert_allclose(res[1], res[0], rtol=2e-3, atol=2e-3)
+
+
+def test_batch_norm_is_x_times_alpha_plus_beta(device):
+    """PyTorch's kernel computes x * alpha + beta (alpha = invstd * weight, beta = bias -
+    mean * alpha): with an infinite weight beta is infinite too, so finite inputs give NaN
+    (plugrad's (x - mean) * invstd * weight + bias gave -inf)."""
+    v, w, b = [[-0.31, -0.41], [1.5, -0.5], [0.67, 0.98]], [0.5, -math.inf], [-1.0, 1.59]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        out = lib.nn.functional.batch_norm(lib.tensor(v, **dev), None, None,
+                                           lib.tensor(w, **dev), lib.tensor(b, **dev),
+                                           training=True)
+        res.append(np.asarray(out.detach().cpu().numpy()))
+    np.testing.assert_allclose(res[1], res[0], rtol=1e-5, equal_nan=True)
