@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import plugrad
+from plugrad.core.ops.prelu import prelu_kernel as _prelu_kernel
 from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.dtypes import checked_scalar as _checked_scalar
 from plugrad.core.errors import OpError as _OpError
@@ -90,7 +91,7 @@ def prelu(input, weight):
         w = weight.reshape((n,) + (1,) * (input.ndim - 2))
     else:
         w = weight.reshape(())
-    return _named(plugrad.where(input > 0, input, w * input), "PreluKernelBackward0")
+    return _prelu_kernel(input, w)
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,

@@ -410,3 +410,20 @@ def test_batch_norm_is_x_times_alpha_plus_beta(device):
                                            training=True)
         res.append(np.asarray(out.detach().cpu().numpy()))
     np.testing.assert_allclose(res[1], res[0], rtol=1e-5, equal_nan=True)
+
+
+def test_prelu_second_derivatives_at_zero(device):
+    """PyTorch's prelu double backward switches on x >= 0: at x == 0 the mixed second
+    derivatives are 0 (the composed where gave the w * x branch's g)."""
+    x, w = [[0.0, 1.0, -2.0], [0.0, -1.0, math.nan]], [0.25, -0.5, 1.5]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        xs = lib.tensor(x, dtype=lib.float64, requires_grad=True, **dev)
+        ws = lib.tensor(w, dtype=lib.float64, requires_grad=True, **dev)
+        y = lib.nn.functional.prelu(xs, ws)
+        gx, gw = lib.autograd.grad((y * y).sum(), (xs, ws), create_graph=True)
+        ggx, ggw = lib.autograd.grad((gx * 3).sum() + (gw * 2).sum(), (xs, ws))
+        res.append([np.asarray(v.detach().cpu().numpy()) for v in (y, gx, gw, ggx, ggw)])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
