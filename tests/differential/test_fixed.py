@@ -427,3 +427,19 @@ def test_prelu_second_derivatives_at_zero(device):
         res.append([np.asarray(v.detach().cpu().numpy()) for v in (y, gx, gw, ggx, ggw)])
     for want, got in zip(*res):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_hardswish_gradient_at_infinities_and_nan(device):
+    """PyTorch's hardswish gradient is 1 at inf and NaN and 0 at -inf; the composed where
+    gave NaN (0 times the quadratic piece's gradient at inf)."""
+    v = [-3.0, 3.0, math.inf, -math.inf, math.nan, 1.0, -4.0, 2.999]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        x = lib.tensor(v, dtype=lib.float64, requires_grad=True, **dev)
+        y = lib.nn.functional.hardswish(x)
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        res.append([np.asarray(t.detach().cpu().numpy()) for t in (y, g, gg)])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
