@@ -222,10 +222,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     x, t = _pair("kl_div", input, target)
     if log_target:
         loss = t.exp() * (t - x)
-    else:
-        zero = t == 0  # only an exact zero gives 0: a negative or NaN target gives NaN
-        safe = plugrad.where(zero, 1.0, t)
-        loss = plugrad.where(zero, 0.0, t * safe.log()) - t * x
+    else:  # PyTorch's xlogy(t, t) - t * x: 0 only at an exact zero target (a negative or
+        # NaN one gives NaN), and xlogy's gradient there (NaN, as PyTorch's)
+        loss = plugrad.xlogy(t, t) - t * x
     if reduction == "batchmean":
         return loss.sum() / (x.shape[0] if x.ndim else 1)
     return reduce_loss(loss, reduction)

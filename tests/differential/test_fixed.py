@@ -443,3 +443,19 @@ def test_hardswish_gradient_at_infinities_and_nan(device):
         res.append([np.asarray(t.detach().cpu().numpy()) for t in (y, g, gg)])
     for want, got in zip(*res):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_kl_div_target_gradient_is_xlogys(device):
+    """PyTorch's kl_div is xlogy(t, t) - t * x: the target's gradient at t == 0 is xlogy's
+    NaN (0 / 0), where plugrad's masked log gave -x."""
+    x, t = [[-1.6, -1.2, 0.3], [-2.3, -1.0, -0.5]], [[0.5, 0.0, 1.5], [0.0, -0.0, 0.33]]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        xs = lib.tensor(x, dtype=lib.float64, requires_grad=True, **dev)
+        ts = lib.tensor(t, dtype=lib.float64, requires_grad=True, **dev)
+        loss = lib.nn.functional.kl_div(xs, ts, reduction="batchmean")
+        res.append([np.asarray(v.detach().cpu().numpy())
+                    for v in (loss, *lib.autograd.grad(loss, (xs, ts)))])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
