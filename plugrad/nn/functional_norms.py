@@ -151,8 +151,10 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
                         k: float = 1.0):
     """``x / (k + alpha * mean of x**2 over a window of `size` channels) ** beta``; the
     window is zero-padded (``size // 2`` before, ``(size - 1) // 2`` after) and always
-    divided by ``size``, as PyTorch's average pooling of the squares."""
-    _expect("local_response_norm", input)
+    divided by ``size``, as PyTorch's average pooling of the squares (an int64 input's
+    in integer division: its int64 average pool kernel)."""
+    if input.dtype != plugrad.int64:
+        _expect("local_response_norm", input)
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality                          "
                          f"input (got {input.ndim} dimensions)")
@@ -173,5 +175,8 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
     window = padded.narrow(1, 0, c)
     for j in range(1, size):
         window = window + padded.narrow(1, j, c)
-    div = (window * (alpha / size) + k).pow(beta)
+    if input.dtype.is_floating_point:
+        div = (window * (alpha / size) + k).pow(beta)
+    else:
+        div = (window.div(size, rounding_mode="trunc") * alpha + k).pow(beta)
     return input / div

@@ -26,8 +26,6 @@ KNOWN = {
     ("nn.functional.log_softmax", "int32"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.log_softmax", "int64"): "issue 16: plugrad.softmax takes integers",
     ("nn.functional.log_softmax", "bool"): "issue 16: plugrad.softmax takes integers",
-    ("nn.functional.local_response_norm", "int64"):
-        "PyTorch's composition runs int64 through avg_pool (not int32); plugrad refuses both",
 }
 
 ENTRIES = [o for o in opdb.ops("public") if o.name.startswith("nn.functional.")]
