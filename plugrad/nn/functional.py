@@ -11,6 +11,7 @@ import functools
 import math
 
 import plugrad
+from plugrad.core.ops.log_sigmoid import log_sigmoid as _log_sigmoid
 from plugrad.capture import host_read as _host_read
 from plugrad.core import autocast as _autocast
 from plugrad.core.autograd.constant_grads import records as _records
@@ -109,7 +110,7 @@ def softsign(x):
 
 def logsigmoid(x):
     _expect("logsigmoid", x)
-    return _named(-softplus(-x), "LogSigmoidBackward0")
+    return _log_sigmoid(x)
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):

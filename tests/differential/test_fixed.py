@@ -459,3 +459,21 @@ def test_kl_div_target_gradient_is_xlogys(device):
                     for v in (loss, *lib.autograd.grad(loss, (xs, ts)))])
     for want, got in zip(*res):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_logsigmoid_kernel_values_and_gradients(device):
+    """PyTorch's logsigmoid is min(x, 0) - log1p(exp(-|x|)) with its own backward and
+    double backward: NaN gradients at NaN (-softplus(-x) gave 0) and +0.0 at large x."""
+    v = [math.nan, math.inf, -math.inf, 0.0, -800.0, 800.0, 1.0, -2.5]
+    res = []
+    for lib in (torch, plugrad):
+        dev = {} if lib is torch else {"device": device}
+        x = lib.tensor(v, dtype=lib.float64, requires_grad=True, **dev)
+        y = lib.nn.functional.logsigmoid(x)
+        g, = lib.autograd.grad((y * 2).sum(), x, create_graph=True)
+        gg, = lib.autograd.grad((g * 3).sum(), x)
+        res.append([np.asarray(t.detach().cpu().numpy()) for t in (y, g, gg)])
+    for want, got in zip(*res):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+        zero = want == 0
+        np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
