@@ -92,18 +92,26 @@ def window_mean(x, flat, ok, out_shape):
     huge values in another order); a NaN or inf elsewhere in the input never reaches a
     window that does not hold it. One pass per tap (windows are small: a global average is
     a mean)."""
+    out = window_sum(x, flat, ok)
+    for cnt in _adaptive_counts(tuple(x.shape[2:]), tuple(out_shape)):
+        out = out / plugrad.tensor(cnt, dtype=x.dtype, device=x.device)
+    return _records(out, x).reshape((x.shape[0], x.shape[1]) + tuple(out_shape))
+
+
+def window_sum(x, flat, ok):
+    """``(N, C, P)``: each window's taps inside the input added one by one in row-major
+    order in ``x``'s dtype, from 0 (PyTorch's CPU pooling loops: a pairwise sum rounds,
+    overflows and cancels huge values otherwise)."""
     n, c = x.shape[0], x.shape[1]
     p, k = flat.shape
     dev = x.device
     flat_t = plugrad.tensor(flat.reshape(-1), dtype=plugrad.int64, device=dev)
     ok_t = plugrad.tensor(ok, dtype=plugrad.bool, device=dev)
     taps = x.reshape(n, c, -1).index_select(2, flat_t).reshape(n, c, p, k)
-    out = taps[..., 0] + 0.0
+    out = plugrad.where(ok_t[:, 0], taps[..., 0], 0) + 0
     for j in range(1, k):
-        out = out + plugrad.where(ok_t[:, j], taps[..., j], 0.0)
-    for cnt in _adaptive_counts(tuple(x.shape[2:]), tuple(out_shape)):
-        out = out / plugrad.tensor(cnt, dtype=x.dtype, device=dev)
-    return _records(out, x).reshape((n, c) + tuple(out_shape))
+        out = out + plugrad.where(ok_t[:, j], taps[..., j], 0)
+    return out
 
 
 def _adaptive_counts(sizes, outs):

@@ -23,7 +23,6 @@ from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.conv import conv2d as _conv2d
 from plugrad.core.ops.conv_transpose import conv_transpose2d as _conv_transpose2d
-from plugrad.core.ops.pooling import avg_pool2d as _avg_pool2d
 from plugrad.core.ops.pooling import max_pool2d as _max_pool2d
 from plugrad.core.ops.window import out_size as _out_size
 from plugrad.core.ops.window import dilated_ints as _dilated_ints
@@ -31,7 +30,9 @@ from plugrad.nn._dtypes import expect_dtype as _expect
 from plugrad.nn._pool_windows import adaptive_table as _adaptive_table
 from plugrad.nn._pool_windows import sliding_max as _sliding_max
 from plugrad.nn._pool_windows import window_max as _window_max
+from plugrad.nn._pool_windows import sliding_table as _sliding_table
 from plugrad.nn._pool_windows import window_mean as _window_mean
+from plugrad.nn._pool_windows import window_sum as _window_sum
 from plugrad.nn.functional_pooling import (_adaptive_sizes, _lp_finish, adaptive_max_pool1d,
                                            adaptive_max_pool2d, max_pool1d)
 
@@ -182,14 +183,6 @@ def _depth_geometry(name, depth, k, s, p, d, ceil_mode):
     return out, right
 
 
-def _depth_windows(t, k, s, d, out):
-    """``(..., D', ...)`` -> windows ``(N, C, out, k, H, W)`` along dim 2 (already padded)."""
-    span = d * (k - 1) + 1
-    win = t.unfold(2, span, s)[:, :, :out]  # (N, C, out, H, W, span)
-    win = win[..., ::d]
-    return win.permute(0, 1, 2, 5, 3, 4)
-
-
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``; indices into ``D*H*W``
@@ -227,12 +220,12 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise ValueError(f"{name}: pad should be at most half of effective kernel size, but "
                          f"got pad={p} and kernel_size={k}")
     n, c, depth, h, w = x.shape
-    sums = _avg_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], ceil_mode, True, 1)
-    ho, wo = sums.shape[2], sums.shape[3]
-    sums = sums.reshape(n, c, depth, ho, wo)
-    out_d, right = _depth_geometry(name, depth, k[0], s[0], p[0], 1, ceil_mode)
-    sums = plugrad.nn.functional.pad(sums, (0, 0, 0, 0, p[0], right))
-    total = _depth_windows(sums, k[0], s[0], 1, out_d).sum(3)
+    # PyTorch's loop: each window's taps added in turn in the input's dtype, then divided
+    outs = [_depth_geometry(name, size, ki, si, pi, 1, ceil_mode)[0]
+            for size, ki, si, pi in zip((depth, h, w), k, s, p)]
+    out_d, ho, wo = outs
+    total = _window_sum(x, *_sliding_table((depth, h, w), k, s, p, (1, 1, 1), outs))
+    total = total.reshape(n, c, out_d, ho, wo)
     if divisor_override:
         count = divisor_override
     else:
@@ -244,7 +237,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     # int64: PyTorch's kernel divides the sum in C++ integer arithmetic
     out = total / count if total.dtype.is_floating_point else \
         total.div(count, rounding_mode="trunc")
-    out = _named(out, "AvgPool3DBackward0")
+    out = _named(_records(out, x), "AvgPool3DBackward0")  # its gradient records x (PyTorch's)
     return out.squeeze(0) if unbatched else out
 
 

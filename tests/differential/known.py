@@ -164,7 +164,7 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.scaled_dot_product_attention', 'cpu', 'float64',
                        sample=4, family='special', seed=60)),
     Known(("var", "var_mean", "std", "std_mean", "norm", "nn.functional.adaptive_avg_pool2d",
-           "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
+           "nn.functional.avg_pool2d",
            "nn.functional.layer_norm",
            "nn.functional.batch_norm",
            "nn.functional.normalize", "nn.functional.gelu",
