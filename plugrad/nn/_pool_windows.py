@@ -86,19 +86,39 @@ def window_max(x, flat, ok, out_shape):
 
 
 def window_mean(x, flat, ok, out_shape):
-    """The mean of each window's taps inside the input (the adaptive pools' divisor),
-    summed in the input's dtype as PyTorch's CPU kernel (float16 too); a NaN or inf
-    elsewhere in the input never reaches a window that does not hold it."""
+    """The mean of each adaptive window's taps inside the input, as PyTorch's CPU loop:
+    ``sum += v`` tap by tap in row-major order in the input's dtype, then ``sum / kT / kH /
+    kW`` (a pairwise or float32 sum stays finite where its sum overflows to inf, or cancels
+    huge values in another order); a NaN or inf elsewhere in the input never reaches a
+    window that does not hold it. One pass per tap (windows are small: a global average is
+    a mean)."""
+    out = window_sum(x, flat, ok)
+    for cnt in _adaptive_counts(tuple(x.shape[2:]), tuple(out_shape)):
+        out = out / plugrad.tensor(cnt, dtype=x.dtype, device=x.device)
+    return _records(out, x).reshape((x.shape[0], x.shape[1]) + tuple(out_shape))
+
+
+def window_sum(x, flat, ok):
+    """``(N, C, P)``: each window's taps inside the input added one by one in row-major
+    order in ``x``'s dtype, from 0 (PyTorch's CPU pooling loops: a pairwise sum rounds,
+    overflows and cancels huge values otherwise)."""
     n, c = x.shape[0], x.shape[1]
     p, k = flat.shape
     dev = x.device
-    work = x
     flat_t = plugrad.tensor(flat.reshape(-1), dtype=plugrad.int64, device=dev)
     ok_t = plugrad.tensor(ok, dtype=plugrad.bool, device=dev)
-    count = plugrad.tensor(ok.sum(1), dtype=work.dtype, device=dev)
-    taps = work.reshape(n, c, -1).index_select(2, flat_t).reshape(n, c, p, k)
-    out = plugrad.where(ok_t, taps, 0.0).sum(-1) / count
-    return _records(out, x).reshape((n, c) + tuple(out_shape))
+    taps = x.reshape(n, c, -1).index_select(2, flat_t).reshape(n, c, p, k)
+    out = plugrad.where(ok_t[:, 0], taps[..., 0], 0) + 0
+    for j in range(1, k):
+        out = out + plugrad.where(ok_t[:, j], taps[..., j], 0)
+    return out
+
+
+def _adaptive_counts(sizes, outs):
+    """Each output position's window length along each dim (row-major positions)."""
+    per = [np.array([-(-((i + 1) * n) // o) - (i * n) // o for i in range(o)])
+           for n, o in zip(sizes, outs)]
+    return [g.reshape(-1) for g in np.meshgrid(*per, indexing="ij")]
 
 
 def _tuple(name, v, what, nd):

@@ -11,6 +11,7 @@ import functools
 import math
 
 import plugrad
+from plugrad.core.ops.log_sigmoid import log_sigmoid as _log_sigmoid
 from plugrad.capture import host_read as _host_read
 from plugrad.core import autocast as _autocast
 from plugrad.core.autograd.constant_grads import records as _records
@@ -111,7 +112,7 @@ def softsign(x):
 
 def logsigmoid(x):
     _expect("logsigmoid", x)
-    return _named(-softplus(-x), "LogSigmoidBackward0")
+    return _log_sigmoid(x)
 
 
 def softplus(x, beta: float = 1.0, threshold: float = 20.0):
@@ -151,7 +152,12 @@ def bilinear(x1, x2, weight, bias=None):
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise over every dim but the channel dim (1). In training, batch statistics are
-    used and the running ones updated in place (unbiased variance, as in PyTorch)."""
+    used and the running ones updated in place (unbiased variance, as in PyTorch).
+
+    As PyTorch's CPU kernel: ``y = x * alpha + beta`` with per-channel ``alpha = invstd *
+    weight`` and ``beta = bias - mean * alpha`` (two passes over ``x`` instead of four; its
+    special values: an infinite weight makes ``beta`` infinite too), and half tensors
+    computed in float32 (their variance overflows half)."""
     _expect("batch_norm", x)
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected at least 2-D input (N, C, ...), got "
@@ -164,28 +170,32 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         if t is not None and tuple(t.shape) != (c,):
             raise ValueError(f"batch_norm: {name} should have shape [{c}] (the channel count "
                              f"of input {list(x.shape)}), got {list(t.shape)}")
+    half = x.dtype in (plugrad.float16, plugrad.bfloat16)
+    xs = x.float() if half else x
     if training:
         count = x.numel() // c
         if count <= 1:
             raise ValueError(f"Expected more than 1 value per channel when training, got "
                              f"input size {list(x.shape)}")
-        mean = x.mean(axes, keepdim=True)
-        var = (x - mean).square().mean(axes, keepdim=True)
+        mean = xs.mean(axes)
+        var = (xs - mean.reshape(view)).square().mean(axes)
         if running_mean is not None:
             with plugrad.no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.detach().reshape(c) * momentum)
+                running_mean.mul_(1 - momentum).add_(
+                    (mean.detach() * momentum).to(running_mean.dtype))
                 running_var.mul_(1 - momentum).add_(
-                    var.detach().reshape(c) * (momentum * count / (count - 1)))
+                    (var.detach() * (momentum * count / (count - 1))).to(running_var.dtype))
     else:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: running_mean and running_var are required when "
                              "training=False")
-        mean, var = running_mean.reshape(view), running_var.reshape(view)
-    y = (x - mean) * (var + eps).rsqrt()
+        mean, var = running_mean.to(xs.dtype), running_var.to(xs.dtype)
+    alpha = (var + eps).rsqrt()
     if weight is not None:
-        y = y * weight.reshape(view)
-    if bias is not None:
-        y = y + bias.reshape(view)
+        alpha = alpha * weight.to(xs.dtype)
+    beta = -(mean * alpha) if bias is None else bias.to(xs.dtype) - mean * alpha
+    y = xs * alpha.reshape(view) + beta.reshape(view)
+    y = y.to(x.dtype) if half else y
     return _named(_records(y, x, weight), "NativeBatchNormBackward0")
 
 

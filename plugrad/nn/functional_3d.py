@@ -23,14 +23,16 @@ from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
 from plugrad.core.ops.conv import conv2d as _conv2d
 from plugrad.core.ops.conv_transpose import conv_transpose2d as _conv_transpose2d
-from plugrad.core.ops.pooling import avg_pool2d as _avg_pool2d
 from plugrad.core.ops.pooling import max_pool2d as _max_pool2d
 from plugrad.core.ops.window import out_size as _out_size
+from plugrad.core.ops.window import dilated_ints as _dilated_ints
 from plugrad.nn._dtypes import expect_dtype as _expect
 from plugrad.nn._pool_windows import adaptive_table as _adaptive_table
 from plugrad.nn._pool_windows import sliding_max as _sliding_max
 from plugrad.nn._pool_windows import window_max as _window_max
+from plugrad.nn._pool_windows import sliding_table as _sliding_table
 from plugrad.nn._pool_windows import window_mean as _window_mean
+from plugrad.nn._pool_windows import window_sum as _window_sum
 from plugrad.nn.functional_pooling import (_adaptive_sizes, _lp_finish, adaptive_max_pool1d,
                                            adaptive_max_pool2d, max_pool1d)
 
@@ -81,7 +83,7 @@ def _opmath(y):
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation over ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     name = "conv3d"
-    _expect(name, input)
+    _expect(name, input, ints=True)  # PyTorch's CPU convolutions compute integer GEMMs
     if weight.ndim != 5:
         raise plugrad.ShapeError(f"{name}: expected a 5-D weight (out_channels, in_channels/"
                                  f"groups, kD, kH, kW), got {list(weight.shape)}")
@@ -94,6 +96,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, wt = _opmath(x), _opmath(weight)
     sd, sh, sw = _triple(name, stride, "stride")
     dd, dh, dw = _triple(name, dilation, "dilation")
+    _dilated_ints(name, x, (dd, dh, dw))
     kd = weight.shape[2]
     if isinstance(padding, str):
         if padding == "same" and (sd, sh, sw) != (1, 1, 1):
@@ -130,7 +133,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """3-D transposed convolution over ``(N, C, D, H, W)`` or ``(C, D, H, W)``; ``weight`` is
     ``(C_in, C_out / groups, kD, kH, kW)``."""
     name = "conv_transpose3d"
-    _expect(name, input)
+    if input.dtype != plugrad.int64:  # PyTorch's one integer transposed kernel
+        _expect(name, input)
     if weight.ndim != 5:
         raise plugrad.ShapeError(f"{name}: expected a 5-D weight (in_channels, out_channels/"
                                  f"groups, kD, kH, kW), got {list(weight.shape)}")
@@ -179,14 +183,6 @@ def _depth_geometry(name, depth, k, s, p, d, ceil_mode):
     return out, right
 
 
-def _depth_windows(t, k, s, d, out):
-    """``(..., D', ...)`` -> windows ``(N, C, out, k, H, W)`` along dim 2 (already padded)."""
-    span = d * (k - 1) + 1
-    win = t.unfold(2, span, s)[:, :, :out]  # (N, C, out, H, W, span)
-    win = win[..., ::d]
-    return win.permute(0, 1, 2, 5, 3, 4)
-
-
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``; indices into ``D*H*W``
@@ -214,7 +210,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mean over windows of ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
     name = "avg_pool3d"
-    _expect(name, input)
+    if input.dtype != plugrad.int64:  # PyTorch's kernels: floating and int64
+        _expect(name, input)
     x, unbatched = _batched(name, input)
     k = _triple(name, kernel_size, "kernel_size")
     s = k if stride is None or stride == () or stride == [] else _triple(name, stride, "stride")
@@ -223,21 +220,24 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise ValueError(f"{name}: pad should be at most half of effective kernel size, but "
                          f"got pad={p} and kernel_size={k}")
     n, c, depth, h, w = x.shape
-    sums = _avg_pool2d(x.reshape(n, c * depth, h, w), k[1:], s[1:], p[1:], ceil_mode, True, 1)
-    ho, wo = sums.shape[2], sums.shape[3]
-    sums = sums.reshape(n, c, depth, ho, wo)
-    out_d, right = _depth_geometry(name, depth, k[0], s[0], p[0], 1, ceil_mode)
-    sums = plugrad.nn.functional.pad(sums, (0, 0, 0, 0, p[0], right))
-    total = _depth_windows(sums, k[0], s[0], 1, out_d).sum(3)
+    # PyTorch's loop: each window's taps added in turn in the input's dtype, then divided
+    outs = [_depth_geometry(name, size, ki, si, pi, 1, ceil_mode)[0]
+            for size, ki, si, pi in zip((depth, h, w), k, s, p)]
+    out_d, ho, wo = outs
+    total = _window_sum(x, *_sliding_table((depth, h, w), k, s, p, (1, 1, 1), outs))
+    total = total.reshape(n, c, out_d, ho, wo)
     if divisor_override:
-        out = total / divisor_override
+        count = divisor_override
     else:
         cd = _counts(depth, k[0], s[0], p[0], out_d, count_include_pad)
         ch = _counts(h, k[1], s[1], p[1], ho, count_include_pad)
         cw = _counts(w, k[2], s[2], p[2], wo, count_include_pad)
         count = cd[:, None, None] * ch[None, :, None] * cw[None, None, :]
-        out = total / plugrad.tensor(count, dtype=total.dtype, device=total.device)
-    out = _named(out, "AvgPool3DBackward0")
+        count = plugrad.tensor(count, dtype=total.dtype, device=total.device)
+    # int64: PyTorch's kernel divides the sum in C++ integer arithmetic
+    out = total / count if total.dtype.is_floating_point else \
+        total.div(count, rounding_mode="trunc")
+    out = _named(_records(out, x), "AvgPool3DBackward0")  # its gradient records x (PyTorch's)
     return out.squeeze(0) if unbatched else out
 
 
@@ -254,8 +254,11 @@ def adaptive_avg_pool3d(input, output_size):
     _expect(name, input)
     x, unbatched = _batched(name, input)
     sizes = _adaptive_sizes(name, x, output_size, 3)
-    out = _window_mean(x, *_adaptive_table(tuple(x.shape[2:]), sizes), sizes)
-    out = _named(out, "AdaptiveAvgPool3DBackward0")
+    if tuple(sizes) == (1, 1, 1):  # PyTorch's global average: a mean (MeanBackward1)
+        out = x.mean((-3, -2, -1), keepdim=True)
+    else:
+        out = _window_mean(x, *_adaptive_table(tuple(x.shape[2:]), sizes), sizes)
+        out = _named(out, "AdaptiveAvgPool3DBackward0")
     return out.squeeze(0) if unbatched else out
 
 

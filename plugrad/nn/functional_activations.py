@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import plugrad
+from plugrad.core.ops.prelu import prelu_kernel as _prelu_kernel
 from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.dtypes import checked_scalar as _checked_scalar
 from plugrad.core.errors import OpError as _OpError
@@ -90,7 +91,7 @@ def prelu(input, weight):
         w = weight.reshape((n,) + (1,) * (input.ndim - 2))
     else:
         w = weight.reshape(())
-    return _named(plugrad.where(input > 0, input, w * input), "PreluKernelBackward0")
+    return _prelu_kernel(input, w)
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -114,11 +115,15 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
 
 def hardswish(input, inplace: bool = False):
     """``x * relu6(x + 3) / 6``; gradient 0 up to -3, ``x/3 + 1/2`` on ``(-3, 3)``, 1 from 3
-    on (PyTorch's kernel)."""
+    on (PyTorch's kernel). The quadratic piece is of ``x`` clamped to ``[-3, 3]``: where
+    ``where`` does not pick it, its gradient is then ``0 * finite`` (at ``x = inf`` it was
+    ``0 * inf``: NaN where PyTorch's is 1)."""
     _expect("hardswish", input)
-    return _apply(input, lambda t: plugrad.where(
-        t <= -3.0, t * 0.0, plugrad.where(t < 3.0, t * (t + 3.0) / 6.0, t)), inplace,
-        "HardswishBackward0")
+
+    def piecewise(t):
+        c = t.clamp(-3.0, 3.0)
+        return plugrad.where(t <= -3.0, t * 0.0, plugrad.where(t < 3.0, c * (c + 3.0) / 6.0, t))
+    return _apply(input, piecewise, inplace, "HardswishBackward0")
 
 
 def hardsigmoid(input, inplace: bool = False):

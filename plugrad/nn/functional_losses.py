@@ -15,6 +15,7 @@ from plugrad.core import autocast as _ac
 from plugrad.core.autograd.node import present_as
 from plugrad.core.ops import loss_ops as _ops
 from plugrad.core.ops.loss_ops import reduce_loss
+from plugrad.core.ops.loss_piecewise import piecewise_loss as _piecewise_loss
 from plugrad.nn._dtypes import expect_dtype
 
 __all__ = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy",
@@ -32,13 +33,13 @@ def legacy_reduction(size_average, reduce, reduction: str) -> str:
     return "sum" if size_average is False else "mean"
 
 
-def _pair(op: str, input, target):
+def _pair(op: str, input, target, ints: bool = False):
     """Check ``input``/``target`` of an elementwise loss; broadcast with PyTorch's warning."""
     for name, t in (("input", input), ("target", target)):
         if not isinstance(t, plugrad.Tensor):
             raise TypeError(f"{op}(): argument '{name}' must be Tensor, not "
                             f"{type(t).__name__}")
-    expect_dtype(op, input)
+    expect_dtype(op, input, ints=ints)
     if tuple(input.shape) == tuple(target.shape):
         return input, target
     try:
@@ -63,14 +64,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     if _ac.active: input, target = _ac.autocast_args("l1_loss", input, target)
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair("l1_loss", input, target)
+    x, t = _pair("l1_loss", input, target, ints=True)  # PyTorch's abs(input - target)
     return reduce_loss((x - t).abs(), reduction)
-
-
-def _piecewise(d, threshold: float, inner_scale: float, outer_scale: float):
-    """``inner_scale * d**2 / 2`` below ``threshold``, else ``outer_scale * (d - threshold/2)``."""
-    return plugrad.where(d < threshold, d.square() * (0.5 * inner_scale),
-                         (d - 0.5 * threshold) * outer_scale)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
@@ -81,10 +76,9 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise ValueError("smooth_l1_loss does not support negative values for beta.")
     x, t = _pair("smooth_l1_loss", input, target)
-    d = (x - t).abs()
     if beta == 0:
-        return present_as(reduce_loss(d, reduction), "SmoothL1LossBackward0")
-    return present_as(reduce_loss(_piecewise(d, beta, 1.0 / beta, 1.0), reduction),
+        return present_as(reduce_loss((x - t).abs(), reduction), "SmoothL1LossBackward0")
+    return present_as(reduce_loss(_piecewise_loss(x, t, beta, 1.0), reduction),
                       "SmoothL1LossBackward0")
 
 
@@ -95,7 +89,7 @@ def huber_loss(input, target, reduction="mean", delta: float = 1.0):
         raise ValueError(f"huber_loss does not support non-positive values for delta, got "
                          f"{delta}.")
     x, t = _pair("huber_loss", input, target)
-    return present_as(reduce_loss(_piecewise((x - t).abs(), delta, 1.0, delta), reduction),
+    return present_as(reduce_loss(_piecewise_loss(x, t, delta, delta), reduction),
                       "HuberLossBackward0")
 
 
@@ -228,10 +222,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     x, t = _pair("kl_div", input, target)
     if log_target:
         loss = t.exp() * (t - x)
-    else:
-        zero = t == 0  # only an exact zero gives 0: a negative or NaN target gives NaN
-        safe = plugrad.where(zero, 1.0, t)
-        loss = plugrad.where(zero, 0.0, t * safe.log()) - t * x
+    else:  # PyTorch's xlogy(t, t) - t * x: 0 only at an exact zero target (a negative or
+        # NaN one gives NaN), and xlogy's gradient there (NaN, as PyTorch's)
+        loss = plugrad.xlogy(t, t) - t * x
     if reduction == "batchmean":
         return loss.sum() / (x.shape[0] if x.ndim else 1)
     return reduce_loss(loss, reduction)

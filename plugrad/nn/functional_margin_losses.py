@@ -24,8 +24,12 @@ __all__ = ["poisson_nll_loss", "gaussian_nll_loss", "margin_ranking_loss",
            "multilabel_margin_loss", "multilabel_soft_margin_loss"]
 
 
-def _hinge(z):
-    return plugrad.where(z > 0, z, z * 0.0)
+def _hinge(z, keep=None):
+    """``z`` where PyTorch's kernel adds it (``z > 0``, and ``keep``), else an exact 0: its
+    loop skips the other terms, so a NaN or -inf ``z`` (0 * z would be NaN) adds nothing,
+    and nor does its gradient."""
+    keep = z > 0 if keep is None else (z > 0) & keep
+    return plugrad.where(keep, z, 0.0)
 
 
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
@@ -38,10 +42,10 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False,
         loss = input.exp() - target * input
     else:
         loss = input - target * (input + eps).log()
-    if full:
-        safe = plugrad.where(target > 1, target, target * 0.0 + 2.0)
-        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + plugrad.where(target > 1, stirling, stirling * 0.0)
+    if full:  # PyTorch's masked_fill(target <= 1, 0) of the term of the raw target: NaN
+        # targets keep it, and its gradient is its own (NaN from log of a target <= 0)
+        stirling = target * target.log() - target + 0.5 * (2 * math.pi * target).log()
+        loss = loss + plugrad.where(target <= 1, 0.0, stirling)
     return reduce_loss(loss, reduction)
 
 
@@ -92,7 +96,9 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     expect_dtype("hinge_embedding_loss", input, ints=True)
-    zeros = input * 0.0
+    zeros = plugrad.zeros_like(input)
+    if not input.dtype.is_floating_point:  # PyTorch's `margin - self`: the margin cast to
+        margin = int(margin)               # the integer dtype, the loss stays integer
     margin_part = plugrad.where(target != 1, (margin - input).clamp_min(0), zeros)
     self_part = plugrad.where(target != -1, input, zeros)
     return reduce_loss(margin_part + self_part, reduction)
@@ -201,12 +207,12 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     if nframe and (int(t.min()) < 0 or int(t.max()) >= dim):
         raise RuntimeError("target out of range")
     picked = x.gather(1, t.unsqueeze(1))
-    z = _hinge(margin - picked + x)
+    others = t.unsqueeze(1) != plugrad.arange(dim, device=x.device).unsqueeze(0)
+    z = _hinge(margin - picked + x, others)
     h = z if p == 1 else z * z
     if weight is not None:
         h = h * weight.to(x.dtype).index_select(0, t).unsqueeze(1)
-    others = t.unsqueeze(1) != plugrad.arange(dim, device=x.device).unsqueeze(0)
-    loss = plugrad.where(others, h, h * 0.0).sum(1) / dim
+    loss = h.sum(1) / dim
     if reduction == "none":
         out = loss if target.ndim else loss.reshape(())
     else:
@@ -236,9 +242,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
     hits = (t.clamp_min(0).unsqueeze(2) == classes) & (valid.unsqueeze(2) > 0)  # (N, k, C)
     count = hits.to(x.dtype).sum(1)  # how often each class is listed, (N, C)
     is_target = count > 0
-    z = _hinge(1.0 - x.unsqueeze(2) + x.unsqueeze(1))  # z[n, j, i]: target j, other i
     pairs = count.unsqueeze(2) * is_target.logical_not().to(x.dtype).unsqueeze(1)
-    loss = (z * pairs).sum((1, 2)) / dim
+    z = _hinge(1.0 - x.unsqueeze(2) + x.unsqueeze(1), pairs > 0)  # z[n, j, i]: target j,
+    loss = (z * pairs).sum((1, 2)) / dim                             # other i
     if reduction == "none":
         out = loss if input.ndim == 2 else loss.reshape(())
     else:

@@ -19,10 +19,6 @@ _EPS = {"float16": 2.0 ** -23, "bfloat16": 2.0 ** -23, "float32": 2.0 ** -23,
         "float64": 2.0 ** -52}
 
 
-def _channel_view(t, ndim: int):
-    return t.reshape((1, t.shape[0]) + (1,) * (ndim - 2))
-
-
 def _check_channels(op: str, x, **tensors) -> None:
     c = x.shape[1]
     for name, t in tensors.items():
@@ -32,12 +28,18 @@ def _check_channels(op: str, x, **tensors) -> None:
                                f"{list(t.shape)} and input of shape {list(x.shape)}")
 
 
-def _affine(y, weight, bias):
-    if weight is not None:
-        y = y * _channel_view(weight, y.ndim)
-    if bias is not None:
-        y = y + _channel_view(bias, y.ndim)
-    return y
+def _opmath(x):
+    """Half tensors are normalised in float32 (PyTorch's opmath: their variance overflows
+    half), the result rounded once."""
+    return x.float() if x.dtype in (plugrad.float16, plugrad.bfloat16) else x
+
+
+def _scale_shift(x, mean, rstd, weight, bias, view):
+    """PyTorch's kernels' ``x * a + b``, ``a = rstd * weight`` and ``b = bias - mean * a``
+    per channel (``view`` puts those on ``x``'s dims; ``mean``/``rstd`` already do)."""
+    a = rstd if weight is None else rstd * weight.to(x.dtype).reshape(view)
+    b = -(mean * a) if bias is None else bias.to(x.dtype).reshape(view) - mean * a
+    return x * a + b
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
@@ -60,12 +62,18 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {per}")
     _check_channels("group_norm", input, weight=weight, bias=bias)
-    xg = input.reshape(n, num_groups, -1)
+    x = _opmath(input)
+    xg = x.reshape(n, num_groups, -1)
     mean = xg.mean(-1, keepdim=True)
-    centred = xg - mean
-    var = centred.square().mean(-1, keepdim=True)
-    y = (centred * (var + eps).rsqrt()).reshape(tuple(input.shape))
-    return _named(_affine(y, weight, bias), "NativeGroupNormBackward0")
+    var = (xg - mean).square().mean(-1, keepdim=True)
+    # per (sample, channel): the group's statistics repeated over its channels
+    cg = c // num_groups
+    mean = mean.expand(n, num_groups, cg).reshape(n, c)
+    rstd = (var + eps).rsqrt().expand(n, num_groups, cg).reshape(n, c)
+    view = (1, c) + (1,) * (input.ndim - 2)
+    stat = (n, c) + (1,) * (input.ndim - 2)
+    y = _scale_shift(x, mean.reshape(stat), rstd.reshape(stat), weight, bias, view)
+    return _named(y.to(input.dtype), "NativeGroupNormBackward0")
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
@@ -79,6 +87,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     _check_channels("instance_norm", input, weight=weight, bias=bias,
                     running_mean=running_mean, running_var=running_var)
     axes = tuple(range(2, input.ndim))
+    x = _opmath(input)
+    view = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if use_input_stats:
         spatial = 1
         for s in input.shape[2:]:
@@ -86,27 +96,30 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         if spatial == 1:
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
                              f"size {list(input.shape)}")
-        mean = input.mean(axes, keepdim=True)
-        centred = input - mean
-        var = centred.square().mean(axes, keepdim=True)
+        mean = x.mean(axes, keepdim=True)
+        var = (x - mean).square().mean(axes, keepdim=True)
         if running_mean is not None or running_var is not None:
             with plugrad.no_grad():
                 c = input.shape[1]
                 if running_mean is not None:
                     batch_mean = mean.detach().reshape(-1, c).mean(0)
-                    running_mean.mul_(1 - momentum).add_(batch_mean * momentum)
+                    running_mean.mul_(1 - momentum).add_(
+                        (batch_mean * momentum).to(running_mean.dtype))
                 if running_var is not None:
                     unbiased = var.detach().reshape(-1, c) * (spatial / (spatial - 1))
-                    running_var.mul_(1 - momentum).add_(unbiased.mean(0) * momentum)
-        y = centred * (var + eps).rsqrt()
+                    running_var.mul_(1 - momentum).add_(
+                        (unbiased.mean(0) * momentum).to(running_var.dtype))
+        rstd = (var + eps).rsqrt()
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("instance_norm: Expected running_mean and running_var to be "
                                "defined when use_input_stats is false")
-        y = (input - _channel_view(running_mean, input.ndim)) \
-            * (_channel_view(running_var, input.ndim) + eps).rsqrt()
-    # PyTorch's is batch_norm: one op of input and weight whose gradients record them
-    return _records(_affine(y, weight, bias), input, weight)
+        mean = running_mean.to(x.dtype).reshape(view)
+        rstd = (running_var.to(x.dtype).reshape(view) + eps).rsqrt()
+    # PyTorch's is batch_norm: one op of input and weight whose gradients record them, and
+    # its x * alpha + beta
+    y = _scale_shift(x, mean, rstd, weight, bias, view).to(input.dtype)
+    return _records(y, input, weight)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -138,8 +151,10 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
                         k: float = 1.0):
     """``x / (k + alpha * mean of x**2 over a window of `size` channels) ** beta``; the
     window is zero-padded (``size // 2`` before, ``(size - 1) // 2`` after) and always
-    divided by ``size``, as PyTorch's average pooling of the squares."""
-    _expect("local_response_norm", input)
+    divided by ``size``, as PyTorch's average pooling of the squares (an int64 input's
+    in integer division: its int64 average pool kernel)."""
+    if input.dtype != plugrad.int64:
+        _expect("local_response_norm", input)
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality                          "
                          f"input (got {input.ndim} dimensions)")
@@ -160,5 +175,8 @@ def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.7
     window = padded.narrow(1, 0, c)
     for j in range(1, size):
         window = window + padded.narrow(1, j, c)
-    div = (window * (alpha / size) + k).pow(beta)
+    if input.dtype.is_floating_point:
+        div = (window * (alpha / size) + k).pow(beta)
+    else:
+        div = (window.div(size, rounding_mode="trunc") * alpha + k).pow(beta)
     return input / div

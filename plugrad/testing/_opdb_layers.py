@@ -200,7 +200,7 @@ _add(
     _F("group_norm", s_group_norm),
     _F("instance_norm", s_instance_norm),
     _F("rms_norm", s_rms_norm),
-    _F("local_response_norm", s_lrn),
+    _F("local_response_norm", s_lrn, dtypes=FLOATS + ("int64",)),  # its int64 avg pool
     _F("embedding_bag", s_embedding_bag),
     _F("poisson_nll_loss", s_poisson, dtypes=FLOATS + INTS),
     _F("gaussian_nll_loss", s_gaussian),

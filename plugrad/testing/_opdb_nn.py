@@ -197,12 +197,17 @@ def s_kl_div(make, dtype):
 
 
 _add(
-    _F("linear", s_linear),
+    # integers: PyTorch's CPU GEMM convolutions and max pools compute them (its transposed
+    # convolutions, average pools and dilated convolutions have int64 kernels only)
+    _F("linear", s_linear, dtypes=FLOATS + INTS),
     _F("bilinear", s_bilinear, dtypes=_REALS),
-    _F("conv1d", s_conv1d),
-    _F("conv2d", s_conv2d),
-    _F("max_pool2d", s_max_pool2d),
-    _F("avg_pool2d", s_avg_pool2d),
+    _F("conv1d", s_conv1d, dtypes=FLOATS + INTS),
+    _F("conv2d", s_conv2d, dtypes=FLOATS + ("int64",),
+       xfails={("test_unsupported_dtype", "*", "int32"):
+               "only the dilated sample raises (PyTorch's slow_conv_dilated: int64 only); "
+               "the others compute in int32, as PyTorch's"}),
+    _F("max_pool2d", s_max_pool2d, dtypes=FLOATS + INTS),
+    _F("avg_pool2d", s_avg_pool2d, dtypes=FLOATS + ("int64",)),
     _F("adaptive_avg_pool2d", s_adaptive_avg_pool2d),
     _F("layer_norm", s_layer_norm),
     _F("batch_norm", s_batch_norm),
@@ -242,7 +247,10 @@ _add(
     _F("cross_entropy", s_cross_entropy),
     _F("nll_loss", s_nll_loss),
     _F("mse_loss", _regression()),
-    _F("l1_loss", _regression()),
+    _F("l1_loss", _regression(),
+       xfails={("test_unsupported_dtype", "*", "int*"):
+               "an integer loss computes with reduction 'none' or 'sum' and raises with "
+               "'mean' (PyTorch's abs(input - target), then mean)"}),
     _F("smooth_l1_loss", _regression(beta=0.5)),
     _F("huber_loss", _regression(delta=0.5)),
     _F("binary_cross_entropy", s_bce),

@@ -116,8 +116,8 @@ def s_pixel_unshuffle(make, dtype):
 
 
 _add(
-    _F("conv_transpose1d", s_conv_transpose1d),
-    _F("conv_transpose2d", s_conv_transpose2d),
+    _F("conv_transpose1d", s_conv_transpose1d, dtypes=FLOATS + ("int64",)),
+    _F("conv_transpose2d", s_conv_transpose2d, dtypes=FLOATS + ("int64",)),
     _F("interpolate", s_interpolate),
     _F("upsample", s_upsample),
     _F("upsample_nearest", s_upsample_2d),
@@ -127,7 +127,7 @@ _add(
                               "return_indices": True}, floats_only=(2,))),
     _F("avg_pool1d", _pool1d({"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
                              {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
-                              "count_include_pad": False})),
+                              "count_include_pad": False}), dtypes=FLOATS + ("int64",)),
     _F("lp_pool1d", _pool1d({"norm_type": 2.0, "kernel_size": 2},
                             {"norm_type": 3.0, "kernel_size": 3, "stride": 2},
                             positive=True), dtypes=ALL),  # x^p: float (bool too, as PyTorch)

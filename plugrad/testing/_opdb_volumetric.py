@@ -106,10 +106,10 @@ def s_ctc(make, dtype):
 
 
 _add(
-    _F("conv3d", s_conv3d),
-    _F("conv_transpose3d", s_conv_transpose3d),
+    _F("conv3d", s_conv3d, dtypes=FLOATS + INTS),
+    _F("conv_transpose3d", s_conv_transpose3d, dtypes=FLOATS + ("int64",)),
     _F("max_pool3d", s_pool3d, dtypes=_MAX_POOL),
-    _F("avg_pool3d", s_pool3d),
+    _F("avg_pool3d", s_pool3d, dtypes=FLOATS + ("int64",)),
     _F("lp_pool3d", s_lp_pool3d, dtypes=ALL),
     _F("adaptive_avg_pool3d", s_adaptive3d),
     _F("adaptive_max_pool3d", s_adaptive3d),

@@ -54,12 +54,6 @@ KNOWN: list[Known] = [
               "abs/floor/ceil/round/trunc/argmax/argmin/topk/addcmul of bool now raise as "
               "in PyTorch; einsum's rule depends on the equation: pending",
           example=Case('einsum', 'ref', 'bool')),
-    Known(("nn.functional.binary_cross_entropy",), "accepted/raise",
-          torch="all elements of target should be between 0 and 1 (nan / -0.0 ... inputs)",
-          plugrad="computes a value", why="report #35 family; needs a check of the "
-          "target's range (one pass over it) in the loss",
-          example=Case('nn.functional.binary_cross_entropy', 'cpu', 'float64', family='zeros',
-                       seed=18008)),
     # ------------------------------------------------------------ dtypes torch accepts
     Known(("inner",), "error/raise", dtype="bool",
           torch="inner with a 0-d operand is a product and works for bool; with vectors it "
@@ -77,19 +71,24 @@ KNOWN: list[Known] = [
               "check needs every sample to raise); PyTorch's acceptance is an accident of "
               "its empty fast path",
           example=Case('mv', 'cpu', 'bool', sample=1)),
-    Known(("nn.functional.linear", "nn.functional.conv1d", "nn.functional.conv2d",
-           "nn.functional.conv_transpose1d", "nn.functional.conv_transpose2d",
-           "nn.functional.max_pool2d", "nn.functional.avg_pool1d", "nn.functional.avg_pool2d",
-           "nn.functional.upsample", "nn.functional.upsample_bilinear",
-           "nn.functional.l1_loss", "nn.functional.conv3d",
-           "nn.functional.conv_transpose3d", "nn.functional.avg_pool3d"),
-          "error/raise",
-          dtype="[biu]*", torch="integer (and some bool) inputs work on CPU",
-          plugrad="expected a floating point input",
-          why="integer conv/linear kernels are not in the backend contract; adding "
-              "required primitives is not allowed this round",
-          example=Case('nn.functional.linear', 'cpu', 'int32', sample=5, family='special',
-                       seed=91780)),
+    Known(("nn.functional.linear",), "error/raise", dtype="bool",
+          torch="a bool linear with an empty batch returns an empty result (no kernel "
+                "runs); with rows it raises (\"addmm_impl_cpu_\" not implemented for 'Bool')",
+          plugrad="rejects bool inputs of every shape",
+          why="deliberate, as the bool products below: PyTorch's acceptance is an accident "
+              "of its empty fast path",
+          example=Case('nn.functional.linear', 'cpu', 'bool', sample=11, family='uniform',
+                       seed=831029)),
+    Known(("nn.functional.upsample", "nn.functional.upsample_bilinear"), "error/raise",
+          dtype="uint8",
+          torch="uint8 bilinear/bicubic interpolation: a fixed-point separable kernel "
+                "(quantized weights, per-pass rounding and clamping: up to 13 from the "
+                "rounded float result)",
+          plugrad="raises NotImplementedError (nearest modes of uint8 work)",
+          why="copying it needs PyTorch's weight quantization bit for bit; an "
+              "approximation would be a wrong result instead of an error",
+          example=Case('nn.functional.upsample', 'cpu', 'uint8', sample=3, family='ties',
+                       seed=549431)),
     Known(("cumprod", "cumsum"), "error/raise", dtype="bool", form="inplace*",
           detail="*zero-size*",
           torch="cumsum_ / cumprod_ of an empty bool tensor: computed (the in-place form "
@@ -125,10 +124,10 @@ KNOWN: list[Known] = [
           example=Case('nn.functional.scaled_dot_product_attention', 'cpu', 'float64',
                        sample=4, family='special', seed=60)),
     Known(("var", "var_mean", "std", "std_mean", "nn.functional.adaptive_avg_pool2d",
-           "nn.functional.avg_pool2d", "nn.functional.avg_pool3d",
-           "nn.functional.adaptive_avg_pool3d", "nn.functional.layer_norm",
+           "nn.functional.avg_pool2d",
+           "nn.functional.layer_norm",
            "nn.functional.batch_norm",
-           "nn.functional.normalize", "nn.functional.gelu", "nn.functional.huber_loss"),
+           "nn.functional.normalize", "nn.functional.gelu"),
           "wrong/*", family="[es]*",
           torch="values near the dtype's maximum: results computed without intermediate "
                 "overflow (scaled sums, float32 accumulation for float16)",
@@ -140,21 +139,19 @@ KNOWN: list[Known] = [
               "torch.mean by its vectorised summation order, still overflows differently)",
           example=Case('std_mean', 'cpu', 'float64', sample=5, family='extreme', seed=586781,
                        order=2)),
-    Known(("nn.functional.kl_div", "nn.functional.logsigmoid", "nn.functional.l1_loss",
-           "nn.functional.smooth_l1_loss", "nn.functional.huber_loss",
+    Known(("nn.functional.l1_loss",
            "nn.functional.normalize", "nn.functional.layer_norm", "nn.functional.batch_norm",
            "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
            "nn.functional.gelu", "nn.functional.bilinear", "rsqrt", "erf",
            "std_mean", "var_mean", "lerp"),
           "wrong/*", family="[sez]*",
-          torch="nan / inf / ±0 / subnormal inputs: torch's conventions (kl_div's target "
-                "gradient at 0 is xlogy's nan, the "
+          torch="nan / inf / ±0 / subnormal inputs: torch's conventions (the "
                 "sign of the subgradient at a kink, nan passed through)",
           plugrad="a different special value or a finite value",
           why="report #8/#13/#14 family (special values and kinks), being settled op by "
               "op with the report entries' helper; each needs a convention decision",
-          example=Case('nn.functional.kl_div', 'cpu', 'float64', family='special', seed=4890,
-                       order=1)),
+          example=Case('nn.functional.layer_norm', 'cpu', 'float64', sample=2, family='special',
+                       seed=576396, order=2)),
     Known(("nn.functional.relu", "relu", "nn.functional.relu6", "nn.functional.hardtanh",
            "clamp_max", "clamp_min", "maximum", "minimum",
            "nn.functional.normalize"), "wrong/value",
@@ -168,8 +165,7 @@ KNOWN: list[Known] = [
               "rule for maximum in the backend contract (a contract change): left",
           example=Case('nn.functional.relu', 'cpu', 'float64', sample=14, family='zeros',
                        seed=3493)),
-    Known(("nn.functional.binary_cross_entropy_with_logits", "nn.functional.huber_loss",
-           "nn.functional.smooth_l1_loss"), "wrong/grad2", family="ties",
+    Known(("nn.functional.binary_cross_entropy_with_logits",), "wrong/grad2", family="ties",
           torch="second derivative at a kink of the tied inputs",
           plugrad="a different subgradient", why="report #14 family (kinks)",
           example=Case('nn.functional.binary_cross_entropy_with_logits', 'ref', 'float64',
@@ -375,9 +371,9 @@ KNOWN: list[Known] = [
            "nn.functional.hinge_embedding_loss",
            "cdist", "pdist", "cosine_similarity", "pairwise_distance",
            "nn.functional.group_norm", "nn.functional.instance_norm",
-           "nn.functional.local_response_norm", "nn.functional.multi_margin_loss",
-           "nn.functional.multilabel_margin_loss", "nn.functional.multilabel_soft_margin_loss",
-           "nn.functional.poisson_nll_loss", "nn.functional.prelu",
+           "nn.functional.local_response_norm",
+           "nn.functional.multilabel_margin_loss",
+           "nn.functional.poisson_nll_loss",
            "nn.functional.hardswish", "nn.functional.softshrink",
            "nn.functional.triplet_margin_loss",
            "nn.functional.triplet_margin_with_distance_loss"), "wrong/*", family="[esz]*",
@@ -388,12 +384,6 @@ KNOWN: list[Known] = [
               "for their author",
           example=Case('nn.functional.hardswish', 'cpu', 'float64', sample=5, family='extreme',
                        seed=22414, order=2)),
-    Known(("nn.functional.prelu",), "wrong/grad2", family="[tz]*",
-          torch="second derivative at the kink x == 0 (ties and zeros families): 0",
-          plugrad="the other side's curvature", why="kink convention (report #10 family) "
-          "in ops landed this round; for their author",
-          example=Case('nn.functional.prelu', 'cpu', 'float64', sample=4, family='zeros',
-                       seed=874, order=2)),
     Known(("cdist", "pdist", "nn.functional.local_response_norm",
            "nn.functional.multi_margin_loss", "nn.functional.multilabel_margin_loss",
            "nn.functional.avg_pool3d", "nn.functional.lp_pool3d", "nn.functional.ctc_loss"),
@@ -442,12 +432,6 @@ KNOWN: list[Known] = [
               "impossible-alignment gradients agree",
           example=Case('nn.functional.ctc_loss', 'ref', 'float64', sample=9, family='extreme',
                        seed=297248, order=1)),
-    Known(("nn.functional.hinge_embedding_loss", "nn.functional.cosine_embedding_loss"),
-          "wrong/*", dtype="[iu]*",
-          torch="integer inputs (undeclared): an integer loss (hinge) or uint8 wraparound "
-                "arithmetic (cosine)", plugrad="promotes to float32",
-          why="undeclared dtypes of ops landed this round; for their author",
-          example=Case('nn.functional.hinge_embedding_loss', 'cpu', 'int32')),
 ]
 
 

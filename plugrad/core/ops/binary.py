@@ -165,9 +165,13 @@ def div(a, b, *, rounding_mode=None):
         return _floor_divide(a, b, DivFloorBackward0)
     if rounding_mode == "trunc":  # its gradient is 0 (PyTorch's), not 0 * d(a / b)
         with _no_grad():
-            out = div(a, b).trunc()
             dt = binary_operands("div", a, b)[2]
-            out = out if dt.is_floating_point else out.to(dt)
+            if dt.is_floating_point or dt is _dt.bool_:
+                out = div(a, b).trunc()
+                out = out if dt.is_floating_point else out.to(dt)
+            else:  # exact integers (a float64 quotient rounds past 2**53): the floor, plus
+                q = _floor_divide(a, b, DivFloorBackward0)  # one where it is below zero
+                out = q + ((q < 0) & (q * b != a)).to(dt)   # and inexact
         if dt.is_floating_point and recording(a, b):
             record_binary(out, DivFloorBackward0(), a, b)
         return out

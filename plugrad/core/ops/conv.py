@@ -9,7 +9,7 @@ from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import squeeze, unsqueeze
-from plugrad.core.ops.window import batched, out_size, single, tensor_args, window_geometry
+from plugrad.core.ops.window import INTS, batched, dilated_ints, out_size, single, tensor_args, window_geometry
 from plugrad.core.tensor import _wrap
 
 
@@ -73,7 +73,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation, PyTorch's ``F.conv2d`` (``padding`` may be 'same'/'valid')."""
     if _ac.active: x, weight, bias = _ac.autocast_args("conv2d", x, weight, bias)
     name = "conv2d"
-    tensor_args(name, x, weight, bias)
+    tensor_args(name, x, weight, bias, ints=INTS)
     if weight.ndim != 4:
         raise ShapeError(f"{name}: expected a 4-D weight (out_channels, in_channels/groups, kH, "
                          f"kW), got {shape_str(weight.shape)}")
@@ -89,6 +89,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         raise ShapeError(f"{name}: bias of shape {shape_str(bias.shape)} does not match "
                          f"out_channels {o}")
     kernel, stride, pads, dilation = window_geometry(name, (kh, kw), stride, padding, dilation)
+    dilated_ints(name, x, dilation)
     for i in range(2):
         out_size(name, x.shape[2 + i], kernel[i], stride[i], pads[i], dilation[i])
     k = x._k
@@ -108,7 +109,7 @@ def conv1d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D cross-correlation as a 2-D one over a height of 1."""
     if _ac.active: x, weight, bias = _ac.autocast_args("conv1d", x, weight, bias)
     name = "conv1d"
-    tensor_args(name, x, weight, bias)
+    tensor_args(name, x, weight, bias, ints=INTS)
     if weight.ndim != 3:
         raise ShapeError(f"{name}: expected a 3-D weight (out_channels, in_channels/groups, kW), "
                          f"got {shape_str(weight.shape)}")

@@ -14,7 +14,7 @@ from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.ops.conv import conv2d
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import squeeze, unsqueeze
-from plugrad.core.ops.window import batched, pair, single, tensor_args
+from plugrad.core.ops.window import INT64, batched, pair, single, tensor_args
 from plugrad.core.tensor import _wrap
 
 
@@ -105,7 +105,7 @@ def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     ``(in_channels, out_channels / groups, kH, kW)``)."""
     if _ac.active: x, weight, bias = _ac.autocast_args("conv_transpose2d", x, weight, bias)
     name = "conv_transpose2d"
-    tensor_args(name, x, weight, bias)
+    tensor_args(name, x, weight, bias, ints=INT64)
     if weight.ndim != 4:
         raise ShapeError(f"{name}: expected a 4-D weight (in_channels, out_channels/groups, "
                          f"kH, kW), got {shape_str(weight.shape)}")
@@ -113,9 +113,16 @@ def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     stride, pads, dilation, out_hw, keep = _geometry(name, x, weight, bias, stride, padding,
                                                      output_padding, groups, dilation)
     k = x._k
-    out = k.conv2d_grad_input(x._data, weight._data, out_hw, stride, pads, dilation, groups)
-    if bias is not None:
-        out = k.add(out, k.reshape(bias._data, (1, bias.shape[0], 1, 1)))
+    xd, wd, bd = x._data, weight._data, None if bias is None else bias._data
+    half = x.dtype.name in ("float16", "bfloat16")
+    if half:  # PyTorch's opmath: the overlapping taps summed in float32, rounded once
+        xd, wd = k.astype(xd, "float32"), k.astype(wd, "float32")
+        bd = None if bd is None else k.astype(bd, "float32")
+    out = k.conv2d_grad_input(xd, wd, out_hw, stride, pads, dilation, groups)
+    if bd is not None:
+        out = k.add(out, k.reshape(bd, (1, bias.shape[0], 1, 1)))
+    if half:
+        out = k.astype(out, x.dtype.name)
     r = _wrap(out, x.dtype, x.device, k)
     if recording(x, weight, bias):
         node = ConvTransposeBackward()
@@ -131,7 +138,7 @@ def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0
     """1-D transposed convolution as a 2-D one over a height of 1."""
     if _ac.active: x, weight, bias = _ac.autocast_args("conv_transpose1d", x, weight, bias)
     name = "conv_transpose1d"
-    tensor_args(name, x, weight, bias)
+    tensor_args(name, x, weight, bias, ints=INT64)
     if weight.ndim != 3:
         raise ShapeError(f"{name}: expected a 3-D weight (in_channels, out_channels/groups, "
                          f"kW), got {shape_str(weight.shape)}")

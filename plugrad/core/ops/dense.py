@@ -8,7 +8,7 @@ from plugrad.core.autograd.node import Node, torch_named
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.errors import ShapeError, shape_str
 from plugrad.core.ops.declare import op
-from plugrad.core.ops.window import tensor_args
+from plugrad.core.ops.window import INTS, tensor_args
 from plugrad.core.tensor import _wrap
 
 
@@ -69,7 +69,7 @@ _NODES = {case: torch_named(_MatrixLinearBackward if case[0] == 2 else LinearBac
 def linear(x, weight, bias=None):
     """``x @ weight.T + bias`` (any leading dims of ``x``; 1-D ``x`` too)."""
     if _ac.active: x, weight, bias = _ac.autocast_args("linear", x, weight, bias)
-    tensor_args("linear", x, weight, bias)
+    tensor_args("linear", x, weight, bias, ints=INTS)
     xs, ws = x._data.shape, weight._data.shape
     if not xs or len(ws) != 2 or xs[-1] != ws[1]:
         sx = "x".join(str(s) for s in (x.shape if x.ndim != 1 else (1, x.shape[0])))

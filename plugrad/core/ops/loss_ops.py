@@ -393,6 +393,16 @@ def _reduced(loss: Tensor, node: Node, reduction: str) -> Tensor:
     return reduce_loss(loss, reduction)
 
 
+def _unit_interval(lo, hi, t_lo, t_hi):
+    """PyTorch's kernel checks ``0 <= v <= 1`` for every input and target value (NaN fails:
+    the extremes are NaN then)."""
+    if not (lo >= 0 and hi <= 1):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if not (t_lo >= 0 and t_hi <= 1):
+        raise RuntimeError("all elements of target should be between 0 and 1")
+    return True
+
+
 def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None,
                                      reduction: str = "none") -> Tensor:
     """``-w (t log x + (1-t) log(1-x))`` with each log clamped at -100, as PyTorch does,
@@ -403,8 +413,9 @@ def binary_cross_entropy_elementwise(x: Tensor, target: Tensor, weight=None,
     _check_same_shape(x, target)
     t = _as_float(op, target, x)
     xd, td = x.detach(), t.detach()
-    if xd.numel() and (xd.min().item() < 0 or xd.max().item() > 1):
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    if xd.numel():
+        host_read(_unit_interval, x._k, *(v._data for v in (xd.min(), xd.max(), td.min(),
+                                                             td.max())))
     w = _as_float(op, weight, x).detach() if weight is not None else None
     _check_weight_shape(w, x)
     loss = -(td * xd.log().clamp(min=-100.0) + (1.0 - td) * (1.0 - xd).log().clamp(min=-100.0))

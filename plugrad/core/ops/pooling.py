@@ -16,7 +16,7 @@ from plugrad.core.ops.indexing import index_select
 from plugrad.core.ops.movement import pad_dims
 from plugrad.core.ops.select import where
 from plugrad.core.ops.shape import reshape, squeeze
-from plugrad.core.ops.window import batched, out_size, tensor_args, window_geometry
+from plugrad.core.ops.window import INT64, INTS, batched, out_size, tensor_args, window_geometry
 from plugrad.core.tensor import _wrap
 from plugrad.core.tracing import host_read
 
@@ -52,13 +52,19 @@ def _torch_index(k, x, out, idx, kernel, stride, pads, dilation):
     the *last* NaN (row-major) gives the index, and a window of ``-inf`` only gives its
     first tap inside the input. The kernel returns the first NaN, and may return a padded
     tap for ``-inf``: there, max pools of the flat positions (of the NaNs, ``-inf``
-    elsewhere; of all of them, negated) give PyTorch's."""
+    elsewhere; of all of them, negated) give PyTorch's. Integers start from the dtype's
+    minimum (the padding of :func:`_integer_max_pool`), which plays ``-inf``'s part."""
     if not x.dtype.is_floating_point:
-        return idx
-    nan, low = k.isnan(out), k.eq(out, -np.inf)
-    # a host decision (re-checked on each replay of a captured step; an ONNX export takes
-    # the example's): the common window without NaN or -inf costs no extra pool
-    has_nan, has_low = host_read(lambda a, b: (bool(a.any()), bool(b.any())), k, nan, low)
+        if not any(p for pair in pads for p in pair):
+            return idx
+        nan, low = None, k.eq(out, int(np.iinfo(x.dtype.name).min))
+        has_nan, has_low = False, host_read(lambda b: bool(b.any()), k, low)
+    else:
+        nan, low = k.isnan(out), k.eq(out, -np.inf)
+        # a host decision (re-checked on each replay of a captured step; an ONNX export
+        # takes the example's): the common window without NaN or -inf costs no extra pool
+        has_nan, has_low = host_read(lambda a, b: (bool(a.any()), bool(b.any())), k, nan,
+                                     low)
     if not (has_nan or has_low):
         return idx
     n, c, h, w = x.shape
@@ -75,16 +81,33 @@ def _torch_index(k, x, out, idx, kernel, stride, pads, dilation):
     return idx
 
 
+def _integer_max_pool(k, x, kernel, stride, pads, dilation):
+    """An integer tensor has no ``-inf`` to pad with: padded here with its dtype's minimum
+    (PyTorch's initial maximum for integers), the kernel's flat indices into the padded
+    plane mapped back to the input's."""
+    (pt, pb), (pl, pr) = pads
+    lo = int(np.iinfo(x.dtype.name).min)
+    xp = k.pad(x._data, ((0, 0), (0, 0), (pt, pb), (pl, pr)), lo)
+    out, idx = k.max_pool2d(xp, kernel, stride, ((0, 0), (0, 0)), dilation)
+    wp, w = x.shape[3] + pl + pr, x.shape[3]
+    rows = k.sub(k.floordiv(idx, wp), pt)
+    cols = k.sub(k.sub(idx, k.mul(k.floordiv(idx, wp), wp)), pl)
+    return out, k.add(k.mul(rows, w), cols)
+
+
 @op(functional="max_pool2d")
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     name = "max_pool2d"
-    tensor_args(name, x)
+    tensor_args(name, x, ints=INTS)
     x, unbatched = batched(name, x)
     kernel, stride, pads, dilation = _pool_geometry(name, x, kernel_size, stride, padding,
                                                     dilation, ceil_mode)
     k = x._k
-    out, idx = k.max_pool2d(x._data, kernel, stride, pads, dilation)
+    if x.dtype.is_floating_point or not any(p for pair in pads for p in pair):
+        out, idx = k.max_pool2d(x._data, kernel, stride, pads, dilation)
+    else:
+        out, idx = _integer_max_pool(k, x, kernel, stride, pads, dilation)
     idx = _torch_index(k, x, out, idx, kernel, stride, pads, dilation)
     r = _wrap(out, x.dtype, x.device, k)
     indices = _wrap(idx, _dt.int64, x.device, k)
@@ -102,15 +125,16 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=Fal
 def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     name = "avg_pool2d"
-    tensor_args(name, x)
+    tensor_args(name, x, ints=INT64)
     x, unbatched = batched(name, x)
     kernel, stride, pads, dilation = _pool_geometry(name, x, kernel_size, stride, padding, 1,
                                                     ceil_mode)
     sums = unfold2d(x, kernel, stride, pads, dilation).sum((2, 3))
-    if divisor_override:
-        out = sums / divisor_override
-    else:
-        out = sums / _pool_counts(x, kernel, stride, pads, count_include_pad)
+    divisor = divisor_override or _pool_counts(x, kernel, stride, pads, count_include_pad)
+    if x.dtype.is_floating_point:
+        out = sums / divisor
+    else:  # PyTorch's int64 kernel: the sum divided in C++ integer arithmetic
+        out = sums.div(divisor, rounding_mode="trunc")
     out = records(out, x)
     return present_as(squeeze(out, 0) if unbatched else out, "AvgPool2DBackward0")
 

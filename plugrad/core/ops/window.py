@@ -6,8 +6,15 @@ from plugrad.core.ops.shape import unsqueeze
 from plugrad.core.tensor import Tensor
 
 
-def tensor_args(op, x, *others):
-    """Check that ``x`` and the non-None ``others`` are tensors on one device with one dtype."""
+#: the integer dtypes PyTorch's CPU kernels compute in (integer GEMM convolutions, max
+#: pooling); its transposed convolutions and average pools have an int64 kernel only
+INTS = ("uint8", "int8", "int16", "int32", "int64")
+INT64 = ("int64",)
+
+
+def tensor_args(op, x, *others, ints=()):
+    """Check that ``x`` and the non-None ``others`` are tensors on one device with one dtype,
+    a floating one or one of ``ints`` (names of the integer dtypes the op computes in)."""
     if not isinstance(x, Tensor):
         raise TypeError(f"{op}: expected input to be a Tensor, got {type(x).__name__}")
     for t in others:
@@ -20,8 +27,17 @@ def tensor_args(op, x, *others):
         if t.dtype is not x.dtype:
             raise DTypeError(f"{op}: expected input ({x.dtype.name}) and parameters "
                              f"({t.dtype.name}) to have the same dtype")
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_floating_point and x.dtype.name not in ints:
         raise DTypeError(f"{op}: expected a floating point input, got {x.dtype.name}")
+
+
+def dilated_ints(op, x, dilation):
+    """PyTorch's dilated convolutions (``slow_conv_dilated``) compute floats and int64 only."""
+    if any(d != 1 for d in dilation) and not x.dtype.is_floating_point \
+            and x.dtype.name not in INT64:
+        raise DTypeError(f"{op}: a dilated convolution (dilation={tuple(dilation)}) of a "
+                         f"{x.dtype.name} input is not implemented (PyTorch's "
+                         f"slow_conv_dilated computes floating and int64 tensors)")
 
 
 def pair(v, op, name):
