@@ -11,7 +11,7 @@ import torch
 
 import plugrad
 from plugrad import Tensor
-from .harness import (EXACT_MODULES, EXACT_NAMES, FLOATS, GRAD_TOL, TOL, Divergence, Pair,
+from .harness import (EXACT_MODULES, EXACT_NAMES, GRAD_TOL, TOL, Divergence, Pair,
                      Skip, build, host, retarget, torch_op)
 
 _TORCH_OP_CACHE: dict = {}

@@ -13,10 +13,7 @@ import plugrad.nn.functional as F
 
 torch = pytest.importorskip("torch", reason="these cases compare with PyTorch, which is "
                             "not installed")
-
-
-def host(t):
-    return np.asarray(t.detach().cpu().numpy())
+from .pairs import host  # noqa: E402
 
 
 _SOFTMAXES = {
