@@ -35,10 +35,10 @@ class LstmLayerBackward0(KeepsOutput):
         return xw, h0, c0, w_hh, out, cells, gates
 
 
-def fusable(xw, h0, c0, w_hh) -> bool:
-    """Whether the fused kernels compute exactly this layer: Tensors of one floating dtype
-    and device, ``xw`` ``(T, N, 4H)`` with ``T >= 1``, states ``(N, H)``, ``w_hh`` ``(4H, H)``."""
-    ts = (xw, h0, c0, w_hh)
+def _layer_fits(xw, h0, w_hh, n_gates: int, others) -> bool:
+    """Tensors of one floating dtype and device, ``xw`` ``(T, N, n_gates H)`` with
+    ``T >= 1``, ``h0`` ``(N, H)``, ``w_hh`` ``(n_gates H, H)``."""
+    ts = (xw, h0, w_hh, *others)
     if not all(isinstance(t, Tensor) for t in ts):
         return False
     if not xw.dtype.is_floating_point or any(t.dtype is not xw.dtype or t.device != xw.device
@@ -47,8 +47,22 @@ def fusable(xw, h0, c0, w_hh) -> bool:
     if xw.ndim != 3 or h0.ndim != 2 or xw.shape[0] < 1:
         return False
     n, hd = h0.shape
-    return (tuple(xw.shape[1:]) == (n, 4 * hd) and tuple(c0.shape) == (n, hd)
-            and tuple(w_hh.shape) == (4 * hd, hd))
+    return (tuple(xw.shape[1:]) == (n, n_gates * hd)
+            and tuple(w_hh.shape) == (n_gates * hd, hd))
+
+
+def _last_state(k, arr, reverse: bool, steps: int, n: int, hd: int):
+    """The state after the last step (the first one of a reverse layer), in its own array:
+    an in-place change of ``h_n`` or ``c_n`` leaves the saved states alone."""
+    last = 0 if reverse else steps - 1
+    key = (slice(last, last + 1, 1), slice(0, n, 1), slice(0, hd, 1))
+    return k.copy(k.reshape(k.slice(arr, key), (n, hd)))
+
+
+def fusable(xw, h0, c0, w_hh) -> bool:
+    """Whether the fused kernels compute exactly this layer: :func:`_layer_fits` with four
+    gates, and ``c0`` shaped as ``h0``."""
+    return _layer_fits(xw, h0, w_hh, 4, (c0,)) and tuple(c0.shape) == tuple(h0.shape)
 
 
 def fused_lstm(xw, h0, c0, w_hh, reverse: bool):
@@ -56,14 +70,11 @@ def fused_lstm(xw, h0, c0, w_hh, reverse: bool):
     (both biases included) from ``(h0, c0)``, as one node (see :func:`fusable`)."""
     k = xw._k
     out, cells, gates = k.lstm(xw._data, h0._data, c0._data, w_hh._data, bool(reverse))
-    steps, (n, hd) = xw.shape[0], h0.shape
-    last = 0 if reverse else steps - 1
-    key = (slice(last, last + 1, 1), slice(0, n, 1), slice(0, hd, 1))
+    shape = (bool(reverse), xw.shape[0], *h0.shape)
     dt, dev = xw.dtype, xw.device
     r = _wrap(out, dt, dev, k)
-    # h_n and c_n own their arrays: an in-place change of either leaves the saved states alone
-    h_n = _wrap(k.copy(k.reshape(k.slice(out, key), (n, hd))), dt, dev, k)
-    c_n = _wrap(k.copy(k.reshape(k.slice(cells, key), (n, hd))), dt, dev, k)
+    h_n = _wrap(_last_state(k, out, *shape), dt, dev, k)
+    c_n = _wrap(_last_state(k, cells, *shape), dt, dev, k)
     if any_recording((xw, h0, c0, w_hh)):
         node = LstmLayerBackward0()
         node.reverse = bool(reverse)
@@ -93,19 +104,10 @@ class GruLayerBackward0(KeepsOutput):
 
 
 def gru_fusable(xw, h0, w_hh, b_hh) -> bool:
-    """:func:`fusable` for the ``gru`` kernels: ``xw`` ``(T, N, 3H)``, ``w_hh`` ``(3H, H)``,
-    ``b_hh`` ``(3H,)`` or None."""
-    ts = (xw, h0, w_hh) + (() if b_hh is None else (b_hh,))
-    if not all(isinstance(t, Tensor) for t in ts):
-        return False
-    if not xw.dtype.is_floating_point or any(t.dtype is not xw.dtype or t.device != xw.device
-                                             for t in ts):
-        return False
-    if xw.ndim != 3 or h0.ndim != 2 or xw.shape[0] < 1:
-        return False
-    n, hd = h0.shape
-    return (tuple(xw.shape[1:]) == (n, 3 * hd) and tuple(w_hh.shape) == (3 * hd, hd)
-            and (b_hh is None or tuple(b_hh.shape) == (3 * hd,)))
+    """:func:`fusable` for the ``gru`` kernels: three gates, ``b_hh`` ``(3H,)`` or None."""
+    others = () if b_hh is None else (b_hh,)
+    return _layer_fits(xw, h0, w_hh, 3, others) and (
+        b_hh is None or tuple(b_hh.shape) == (w_hh.shape[0],))
 
 
 def fused_gru(xw, h0, w_hh, b_hh, reverse: bool):
@@ -114,12 +116,9 @@ def fused_gru(xw, h0, w_hh, b_hh, reverse: bool):
     k = xw._k
     bd = None if b_hh is None else b_hh._data
     out, gates, hn = k.gru(xw._data, h0._data, w_hh._data, bd, bool(reverse))
-    steps, (n, hd) = xw.shape[0], h0.shape
-    last = 0 if reverse else steps - 1
-    key = (slice(last, last + 1, 1), slice(0, n, 1), slice(0, hd, 1))
     dt, dev = xw.dtype, xw.device
     r = _wrap(out, dt, dev, k)
-    h_n = _wrap(k.copy(k.reshape(k.slice(out, key), (n, hd))), dt, dev, k)
+    h_n = _wrap(_last_state(k, out, bool(reverse), xw.shape[0], *h0.shape), dt, dev, k)
     if any_recording((xw, h0, w_hh, b_hh)):
         node = GruLayerBackward0()
         node.reverse = bool(reverse)
