@@ -16,7 +16,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from plugrad.capture import program as _program
-from plugrad.capture.buffers import reuse_buffers
+from plugrad.capture.buffers import FRESH, reuse_buffers
+from plugrad.capture.fold import fold_constants
 from plugrad.capture.guards import (call_key, getters, hooked, rebuilder, value_of,
                                     watch_list)
 from plugrad.capture.recorder import Recorder, tables_in_use
@@ -56,6 +57,7 @@ class CaptureReport:
     break_reasons: list = field(default_factory=list)
     kernels_per_replay: list = field(default_factory=list)
     buffers_reused: int = 0  # kernel calls writing into a dead temporary (all captures)
+    constants_folded: int = 0  # kernel calls of literals alone computed once (all captures)
 
     @property
     def graph_count(self) -> int:
@@ -67,7 +69,8 @@ class CaptureReport:
 
     def __str__(self) -> str:
         lines = [f"{self.graphs} captured program(s) ({', '.join(map(str, self.kernels_per_replay)) or '-'} "
-                 f"kernel calls each, {self.buffers_reused} into reused buffers); "
+                 f"kernel calls each, {self.buffers_reused} into reused buffers, "
+                 f"{self.constants_folded} folded into constants); "
                  f"{self.replays} replayed call(s), {self.recorded_calls} "
                  f"recorded, {self.eager_calls} run eagerly"]
         lines += [f"  eager because: {r}" for r in self.break_reasons]
@@ -105,9 +108,12 @@ class CompiledFunction:
     def __init__(self, fn, *, fullgraph: bool = False, dynamic=None):
         self.fn = fn
         self.fullgraph = fullgraph
-        #: write temporaries' last uses in place (``Backend.inplace_kernels``); off: the
-        #: plain replay, kept for comparison
+        #: write temporaries' last uses in place (``Backend.inplace_kernels``) and compute
+        #: kernel calls of literals alone once; off: the plain replay, kept for comparison
         self.reuse_buffers = True
+        #: let each backend rewrite the program (``Backend.compile_program``: the NumPy
+        #: backend calls its ufuncs directly); off: the kernels as captured
+        self.backend_compile = True
         self.dynamic = dynamic
         self._watched = watch_list(fn)
         self._getters = getters(self._watched)
@@ -182,8 +188,14 @@ class CompiledFunction:
         if signature == entry.last_signature:
             _program.simplify(prog)
             if self.reuse_buffers:
+                self.report.constants_folded += fold_constants(prog, rec.constant, FRESH)
                 self.report.buffers_reused += reuse_buffers(prog, rec.inplace_variants(),
                                                             rec.meta)
+            if self.backend_compile:
+                for backend in rec.backends():
+                    hook = getattr(backend, "compile_program", None)  # optional
+                    if hook is not None:
+                        prog.instrs = list(hook(prog.instrs))
             entry.replay = _program.build(prog)
             entry.rebuild = rebuild
             entry.metas = tuple((t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)

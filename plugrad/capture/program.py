@@ -56,6 +56,10 @@ class Instr:
     kwargs: dict
     outs: object  # an int slot, or a tuple of slots / None for a kernel returning a tuple
     key: object = None  # what else identifies the call across recordings (a host function)
+    #: ``((exception types, callable), ...)``: where ``fn`` raises one of them, the replay
+    #: calls that callable with the same arguments instead (a backend's fast form of a
+    #: kernel, :meth:`Backend.compile_program`, falling back to the kernel itself)
+    fallback: tuple = ()
 
 
 @dataclass
@@ -210,7 +214,9 @@ def refs(args):
 # ---------------------------------------------------------------------- code generation
 def build(prog: Program, name: str = "replay"):
     """One Python function ``f(*input_arrays) -> tuple of output arrays`` for ``prog``."""
-    env: dict = {"Stale": Stale, "_copy": np.copy}
+    # warnings raised by kernels called from the replay are plugrad's (the NumPy backend
+    # filters its floating-point warnings by module name)
+    env: dict = {"Stale": Stale, "_copy": np.copy, "__name__": "plugrad.capture.replay"}
     names: dict = {}
 
     def bind(obj, prefix):
@@ -275,7 +281,16 @@ def build(prog: Program, name: str = "replay"):
             target = target + "," if len(ins.outs) == 1 else target
         else:
             target = f"s{ins.outs}"
-        lines.append(f"    {target} = {k}({', '.join(args)})")
+        def call(fn):
+            return f"{target} = {fn}({', '.join(args)})"
+        if not ins.fallback:
+            lines.append("    " + call(k))
+            continue
+        lines += ["    try:", "        " + call(k)]
+        for excs, alt in ins.fallback:
+            excs = excs if isinstance(excs, tuple) else (excs,)
+            lines += [f"    except ({', '.join(bind(e, 'X') for e in excs)},):",
+                      "        " + call(bind(alt, "K"))]
     for wr in prog.writes:
         w = bind(wr.tensor, "W")
         lines += [f"    t = {w}()", f"    if t is not None: t._data = s{wr.slot}"]
