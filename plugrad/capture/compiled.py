@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from plugrad.capture import program as _program
 from plugrad.capture.buffers import FRESH, reuse_buffers
 from plugrad.capture.fold import fold_constants
-from plugrad.capture.guards import (call_key, getters, hooked, rebuilder, value_of,
+from plugrad.capture.guards import (call_key, hooked, rebuilder, state_guard, value_of,
                                     watch_list)
 from plugrad.capture.recorder import Recorder, tables_in_use
 from plugrad.core.autograd import anomaly
@@ -43,7 +43,6 @@ class _Entry:
     recordings: int = 0
     replay: object = None         # the generated function, once trusted
     rebuild: object = None
-    metas: tuple = ()
     eager_reason: str | None = None
 
 
@@ -94,14 +93,6 @@ class SpentGraph(Node):
             f"ran inside the call; its graph is gone.")
 
 
-def _output(array, dtype, device, k, grad_fn_name):
-    t = _wrap(array, dtype, device, k)
-    if grad_fn_name is not None:
-        t._rg = True
-        t.grad_fn = SpentGraph(grad_fn_name)
-    return t
-
-
 class CompiledFunction:
     """A function whose calls are captured and replayed (see the module docstring)."""
 
@@ -116,7 +107,7 @@ class CompiledFunction:
         self.backend_compile = True
         self.dynamic = dynamic
         self._watched = watch_list(fn)
-        self._getters = getters(self._watched)
+        self._state = state_guard(self._watched)
         self._entries: OrderedDict = OrderedDict()
         self._evictions = 0
         self._thrashing: str | None = None
@@ -125,7 +116,7 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         tensors: list = []
-        key = call_key(args, kwargs, self._getters, tensors)
+        key = call_key(args, kwargs, self._state, tensors)
         entry = self._entries.get(key)
         if entry is None:
             if self._thrashing is not None:
@@ -145,7 +136,7 @@ class CompiledFunction:
             self._entries.move_to_end(key)
         if entry.replay is not None:
             try:
-                arrays = entry.replay(*[t._data for t in tensors])
+                made = entry.replay(*[t._data for t in tensors]) if tensors else entry.replay()
             except _program.Diverged:
                 entry.replay = None
                 entry.eager_reason = "a decision on data made inside the call diverged"
@@ -159,7 +150,7 @@ class CompiledFunction:
                     self.report.break_reasons.append(f"recaptured: {stale}")
             else:
                 self.report.replays += 1
-                return entry.rebuild([_output(a, *meta) for a, meta in zip(arrays, entry.metas)])
+                return entry.rebuild(made)
         if entry.eager_reason is not None:
             self.report.eager_calls += 1
             return self.fn(*args, **kwargs)
@@ -196,10 +187,10 @@ class CompiledFunction:
                     hook = getattr(backend, "compile_program", None)  # optional
                     if hook is not None:
                         prog.instrs = list(hook(prog.instrs))
-            entry.replay = _program.build(prog)
+            metas = [(t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
+                     for t in outputs]
+            entry.replay = _program.build(prog, outputs=metas, wrap=_wrap, spent=SpentGraph)
             entry.rebuild = rebuild
-            entry.metas = tuple((t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
-                                for t in outputs)
             entry.last = None
             self.report.graphs += 1
             self.report.kernels_per_replay.append(len(prog))

@@ -212,8 +212,11 @@ def refs(args):
 
 
 # ---------------------------------------------------------------------- code generation
-def build(prog: Program, name: str = "replay"):
-    """One Python function ``f(*input_arrays) -> tuple of output arrays`` for ``prog``."""
+def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=None):
+    """One Python function ``f(*input_arrays) -> tuple of output arrays`` for ``prog``; with
+    ``outputs`` (per output ``(dtype, device, kernels, grad_fn name or None)``), a list of
+    the output tensors instead, made by ``wrap(array, dtype, device, kernels)`` and given a
+    ``spent(name)`` grad_fn where named (in the generated code: no frame per output)."""
     # warnings raised by kernels called from the replay are plugrad's (the NumPy backend
     # filters its floating-point warnings by module name)
     env: dict = {"Stale": Stale, "_copy": np.copy, "__name__": "plugrad.capture.replay"}
@@ -294,8 +297,17 @@ def build(prog: Program, name: str = "replay"):
     for wr in prog.writes:
         w = bind(wr.tensor, "W")
         lines += [f"    t = {w}()", f"    if t is not None: t._data = s{wr.slot}"]
-    outs = ", ".join(f"s{o}" for o in prog.outputs)
-    lines.append(f"    return ({outs}{',' if len(prog.outputs) == 1 else ''})")
+    if outputs is None:
+        outs = ", ".join(f"s{o}" for o in prog.outputs)
+        lines.append(f"    return ({outs}{',' if len(prog.outputs) == 1 else ''})")
+    else:
+        make, grad_fn = bind(wrap, "O"), bind(spent, "O")
+        for i, (slot, (dtype, device, k, node)) in enumerate(zip(prog.outputs, outputs)):
+            lines.append(f"    o{i} = {make}(s{slot}, {bind(dtype, 'M')}, {bind(device, 'M')}, "
+                         f"{bind(k, 'M')})")
+            if node is not None:
+                lines += [f"    o{i}._rg = True", f"    o{i}.grad_fn = {grad_fn}({node!r})"]
+        lines.append(f"    return [{', '.join(f'o{i}' for i in range(len(prog.outputs)))}]")
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<plugrad.compile {name}>", "exec")
     exec(code, env)  # noqa: S102 - our own generated source
