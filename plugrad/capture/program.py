@@ -36,6 +36,14 @@ class Diverged(RuntimeError):
             "such branches out of it.")
 
 
+def _stale(tensor, requires_grad, shape):
+    """Why a tensor the replay reads fails its check (the slow path of the prologue)."""
+    if tensor._rg is not requires_grad:
+        raise Stale("requires_grad of a tensor the step reads changed")
+    raise Stale(f"a tensor the step reads changed shape ({tuple(tensor._data.shape)}, "
+                f"captured {shape})")
+
+
 @dataclass(frozen=True)
 class Ref:
     """A slot in an instruction's arguments."""
@@ -252,15 +260,19 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
         return bind(a, "C")
 
     lines = [f"def {name}({', '.join(f's{i}' for i in prog.inputs)}):"]
-    for r in prog.reads:
-        w = bind(r.tensor, "W")
-        lines += [f"    t = {w}()",
-                  "    if t is None: raise Stale('a tensor the step reads is gone')",
-                  f"    if t._rg is not {r.requires_grad!r}: raise Stale('requires_grad of a "
-                  f"tensor the step reads changed')",
-                  f"    s{r.slot} = t._data",
-                  f"    if s{r.slot}.shape != {r.shape!r}: raise Stale('a tensor the step "
-                  f"reads changed shape')"]
+    # a read tensor gone: its weakref gives None, whose ._data raises (no test per read)
+    read_local: dict = {}
+    if prog.reads:
+        lines.append("    try:")
+        for i, r in enumerate(prog.reads):
+            lines += [f"        t{i} = {bind(r.tensor, 'W')}()", f"        s{r.slot} = t{i}._data"]
+            read_local[id(r.tensor())] = f"t{i}"
+        lines += ["    except AttributeError:",
+                  "        raise Stale('a tensor the step reads is gone') from None"]
+        env["_stale"] = _stale
+    for i, r in enumerate(prog.reads):
+        lines.append(f"    if t{i}._rg is not {r.requires_grad!r} or s{r.slot}.shape != "
+                     f"{r.shape!r}: _stale(t{i}, {r.requires_grad!r}, {r.shape!r})")
     for c in prog.checks:
         d, h = bind(c.decide, "D"), bind(c.to_numpy, "H")
         e = bind(c.expected, "E")
@@ -295,6 +307,10 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
             lines += [f"    except ({', '.join(bind(e, 'X') for e in excs)},):",
                       "        " + call(bind(alt, "K"))]
     for wr in prog.writes:
+        local = read_local.get(id(wr.tensor()))
+        if local is not None:  # a tensor read above: held since
+            lines.append(f"    {local}._data = s{wr.slot}")
+            continue
         w = bind(wr.tensor, "W")
         lines += [f"    t = {w}()", f"    if t is not None: t._data = s{wr.slot}"]
     if outputs is None:
