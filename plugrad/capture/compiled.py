@@ -93,6 +93,17 @@ class SpentGraph(Node):
             f"ran inside the call; its graph is gone.")
 
 
+def _sizes(meta) -> dict:
+    """slot -> bytes of its array at capture (``meta``: slot -> (shape, dtype))."""
+    out = {}
+    for slot, (shape, dtype) in meta.items():
+        n = getattr(dtype, "itemsize", 4)
+        for d in shape:
+            n *= d
+        out[slot] = n
+    return out
+
+
 class CompiledFunction:
     """A function whose calls are captured and replayed (see the module docstring)."""
 
@@ -189,7 +200,8 @@ class CompiledFunction:
                         prog.instrs = list(hook(prog.instrs))
             metas = [(t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
                      for t in outputs]
-            entry.replay = _program.build(prog, outputs=metas, wrap=_wrap, spent=SpentGraph)
+            entry.replay = _program.build(prog, outputs=metas, wrap=_wrap, spent=SpentGraph,
+                                          large=_sizes(rec.meta))
             entry.rebuild = rebuild
             entry.last = None
             self.report.graphs += 1

@@ -220,11 +220,47 @@ def refs(args):
 
 
 # ---------------------------------------------------------------------- code generation
-def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=None):
+#: Temporaries of at least this many bytes are deleted after their last use in a replay.
+LARGE_BYTES = 1 << 16
+
+
+def _instruction(ins, bind, expr, env) -> list:
+    """The source lines of one kernel call."""
+    if ins.name == "host_check":
+        c = ins.fn
+        d, h, e = bind(c.decide, "D"), bind(c.to_numpy, "H"), bind(c.expected, "E")
+        args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
+        env["_asarray"], env["Diverged"] = np.asarray, Diverged
+        return [f"    if {d}({args}) != {e}: raise Diverged()"]
+    k = bind(ins.fn, "K")
+    host = ins.name == "from_numpy"
+    args = [expr(a, host) for a in ins.args]
+    args += [f"{kw}={expr(v)}" for kw, v in ins.kwargs.items()]
+    if isinstance(ins.outs, tuple):
+        target = ", ".join("_" if o is None else f"s{o}" for o in ins.outs)
+        target = target + "," if len(ins.outs) == 1 else target
+    else:
+        target = f"s{ins.outs}"
+
+    def call(fn):
+        return f"{target} = {fn}({', '.join(args)})"
+    if not ins.fallback:
+        return ["    " + call(k)]
+    lines = ["    try:", "        " + call(k)]
+    for excs, alt in ins.fallback:
+        excs = excs if isinstance(excs, tuple) else (excs,)
+        lines += [f"    except ({', '.join(bind(e, 'X') for e in excs)},):",
+                  "        " + call(bind(alt, "K"))]
+    return lines
+
+
+def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=None,
+          large=None):
     """One Python function ``f(*input_arrays) -> tuple of output arrays`` for ``prog``; with
     ``outputs`` (per output ``(dtype, device, kernels, grad_fn name or None)``), a list of
     the output tensors instead, made by ``wrap(array, dtype, device, kernels)`` and given a
-    ``spent(name)`` grad_fn where named (in the generated code: no frame per output)."""
+    ``spent(name)`` grad_fn where named (in the generated code: no frame per output);
+    ``large``: slot -> bytes of its array at capture (:data:`LARGE_BYTES`)."""
     # warnings raised by kernels called from the replay are plugrad's (the NumPy backend
     # filters its floating-point warnings by module name)
     env: dict = {"Stale": Stale, "_copy": np.copy, "__name__": "plugrad.capture.replay"}
@@ -279,33 +315,22 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
         args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
         env["_asarray"] = np.asarray
         lines.append(f"    if {d}({args}) != {e}: raise Stale('a decision on the data changed')")
-    for ins in prog.instrs:
-        if ins.name == "host_check":
-            c = ins.fn
-            d, h, e = bind(c.decide, "D"), bind(c.to_numpy, "H"), bind(c.expected, "E")
-            args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
-            env["_asarray"], env["Diverged"] = np.asarray, Diverged
-            lines.append(f"    if {d}({args}) != {e}: raise Diverged()")
-            continue
-        k = bind(ins.fn, "K")
-        host = ins.name == "from_numpy"
-        args = [expr(a, host) for a in ins.args]
-        args += [f"{kw}={expr(v)}" for kw, v in ins.kwargs.items()]
-        if isinstance(ins.outs, tuple):
-            target = ", ".join("_" if o is None else f"s{o}" for o in ins.outs)
-            target = target + "," if len(ins.outs) == 1 else target
-        else:
-            target = f"s{ins.outs}"
-        def call(fn):
-            return f"{target} = {fn}({', '.join(args)})"
-        if not ins.fallback:
-            lines.append("    " + call(k))
-            continue
-        lines += ["    try:", "        " + call(k)]
-        for excs, alt in ins.fallback:
-            excs = excs if isinstance(excs, tuple) else (excs,)
-            lines += [f"    except ({', '.join(bind(e, 'X') for e in excs)},):",
-                      "        " + call(bind(alt, "K"))]
+    # a large temporary is let go after its last use (as eager code lets it go), so its
+    # memory is reused by the next allocation instead of a fresh one being faulted in
+    last_use: dict = {}
+    for i, ins in enumerate(prog.instrs):
+        for slot in list(refs(ins.args)) + list(refs(tuple(ins.kwargs.values()))):
+            last_use[slot] = i
+    kept = set(prog.inputs) | {r.slot for r in prog.reads} | set(prog.outputs) | \
+        {w.slot for w in prog.writes}
+    dying: dict = {}
+    for slot, i in last_use.items():
+        if slot not in kept and (large or {}).get(slot, 0) >= LARGE_BYTES:
+            dying.setdefault(i, []).append(f"s{slot}")
+    for i, ins in enumerate(prog.instrs):
+        lines += _instruction(ins, bind, expr, env)
+        if i in dying:
+            lines.append(f"    del {', '.join(sorted(dying[i]))}")
     for wr in prog.writes:
         local = read_local.get(id(wr.tensor()))
         if local is not None:  # a tensor read above: held since
