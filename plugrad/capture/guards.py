@@ -219,7 +219,10 @@ def state_guard(watched):
         if kind is Tensor:  # as state_key, without its frame
             parts.append(f"(('T', _id(v{i}), v{i}._rg) if type(v{i}) is Tensor else sk(v{i}))")
         elif kind is float:
-            parts.append(f"(('f', _repr(v{i})) if type(v{i}) is float else sk(v{i}))")
+            # the value itself where == tells floats apart (not 0.0 vs -0.0, nor NaN): a
+            # float's repr costs more than the rest of its key
+            parts.append(f"(('f', v{i} if v{i} == v{i} and v{i} else _repr(v{i})) "
+                         f"if type(v{i}) is float else sk(v{i}))")
         else:
             parts.append(f"sk(v{i})")
     lines.append(f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})")

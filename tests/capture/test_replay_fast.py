@@ -198,3 +198,24 @@ def test_temporaries_deleted_after_their_last_use_change_nothing(device, monkeyp
     assert compiled[:2] == eager[:2]
     assert compiled[2].explain().replays == 3  # the first call makes the momentum buffers
     assert "    del s" in compiled[2].replay_source()[0]
+
+
+@pytest.mark.parametrize("value", [0.5, -0.0, float("nan"), float("inf")])
+def test_a_float_the_function_names_is_a_guard_by_value(value):
+    """A Python float in the closure: the same value replays (0.0 and -0.0, and NaN, told
+    apart as by its repr), another value captures again."""
+    x = plugrad.tensor([1.0, 2.0])
+    scale = 0.0 if value != value or value == 0.0 else 2.0
+
+    def step():
+        return x * scale
+
+    fn = plugrad.compile(step)
+    for _ in range(4):
+        fn()
+    assert fn.explain().replays == 2
+    scale = value
+    for _ in range(4):
+        out = fn()
+    assert str(out.tolist()) == str((x * value).tolist())
+    assert fn.explain().replays == 4 and fn.explain().graphs == 2
