@@ -302,7 +302,8 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
         lines.append("    try:")
         for i, r in enumerate(prog.reads):
             lines += [f"        t{i} = {bind(r.tensor, 'W')}()", f"        s{r.slot} = t{i}._data"]
-            read_local[id(r.tensor())] = f"t{i}"
+            if r.tensor() is not None:
+                read_local[id(r.tensor())] = f"t{i}"
         lines += ["    except AttributeError:",
                   "        raise Stale('a tensor the step reads is gone') from None"]
         env["_stale"] = _stale
@@ -332,7 +333,7 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
         if i in dying:
             lines.append(f"    del {', '.join(sorted(dying[i]))}")
     for wr in prog.writes:
-        local = read_local.get(id(wr.tensor()))
+        local = read_local.get(id(wr.tensor())) if wr.tensor() is not None else None
         if local is not None:  # a tensor read above: held since
             lines.append(f"    {local}._data = s{wr.slot}")
             continue
