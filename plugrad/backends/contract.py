@@ -116,6 +116,18 @@ class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
         afterwards, of the result's shape and floating dtype: no new buffer. Optional."""
         return {}
 
+    def compile_program(self, steps: list) -> list:
+        """For ``plugrad.compile``: a trusted captured program, as the list of its kernel
+        calls in order, to rewrite for speed before it is replayed. Each step has ``name``,
+        ``fn``, ``args``, ``kwargs`` and ``outs``; an argument that is an input, a tensor's
+        array or an earlier step's result is an object with a ``slot``. Return the steps to
+        replay: a step's ``fn``, ``args`` and ``kwargs`` may be replaced by a faster form of
+        the same kernel (same results, same effects), with ``fallback = ((exceptions,
+        callable), ...)``: where the form raises one of those, the replay calls the
+        callable with the same arguments instead. Leave other backends' steps alone.
+        Optional: by default the program is replayed as captured."""
+        return steps
+
     # ------------------------------------------------------------------ transfer, creation
     @abc.abstractmethod
     def from_numpy(self, a: np.ndarray, dtype: str, device: int | None):
@@ -471,5 +483,6 @@ _OPTIONAL = [name for name, value in {**vars(NNKernels), **vars(LinalgKernels),
              and not getattr(value, "__isabstractmethod__", False)
              and not name.startswith("_")
              and name not in {"is_available", "unavailable_reason", "device_count",
-                              "synchronize", "dtype_of", "inplace_kernels", "rng_state",
+                              "synchronize", "dtype_of", "inplace_kernels", "compile_program",
+                              "rng_state",
                               "set_rng_state"}]

@@ -16,8 +16,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from plugrad.capture import program as _program
-from plugrad.capture.buffers import reuse_buffers
-from plugrad.capture.guards import (call_key, getters, hooked, rebuilder, value_of,
+from plugrad.capture.buffers import FRESH, reuse_buffers
+from plugrad.capture.fold import fold_constants
+from plugrad.capture.guards import (call_key, hooked, rebuilder, state_guard, value_of,
                                     watch_list)
 from plugrad.capture.recorder import Recorder, tables_in_use
 from plugrad.core.autograd import anomaly
@@ -42,7 +43,6 @@ class _Entry:
     recordings: int = 0
     replay: object = None         # the generated function, once trusted
     rebuild: object = None
-    metas: tuple = ()
     eager_reason: str | None = None
 
 
@@ -56,6 +56,7 @@ class CaptureReport:
     break_reasons: list = field(default_factory=list)
     kernels_per_replay: list = field(default_factory=list)
     buffers_reused: int = 0  # kernel calls writing into a dead temporary (all captures)
+    constants_folded: int = 0  # kernel calls of literals alone computed once (all captures)
 
     @property
     def graph_count(self) -> int:
@@ -67,7 +68,8 @@ class CaptureReport:
 
     def __str__(self) -> str:
         lines = [f"{self.graphs} captured program(s) ({', '.join(map(str, self.kernels_per_replay)) or '-'} "
-                 f"kernel calls each, {self.buffers_reused} into reused buffers); "
+                 f"kernel calls each, {self.buffers_reused} into reused buffers, "
+                 f"{self.constants_folded} folded into constants); "
                  f"{self.replays} replayed call(s), {self.recorded_calls} "
                  f"recorded, {self.eager_calls} run eagerly"]
         lines += [f"  eager because: {r}" for r in self.break_reasons]
@@ -91,12 +93,15 @@ class SpentGraph(Node):
             f"ran inside the call; its graph is gone.")
 
 
-def _output(array, dtype, device, k, grad_fn_name):
-    t = _wrap(array, dtype, device, k)
-    if grad_fn_name is not None:
-        t._rg = True
-        t.grad_fn = SpentGraph(grad_fn_name)
-    return t
+def _sizes(meta) -> dict:
+    """slot -> bytes of its array at capture (``meta``: slot -> (shape, dtype))."""
+    out = {}
+    for slot, (shape, dtype) in meta.items():
+        n = getattr(dtype, "itemsize", 4)
+        for d in shape:
+            n *= d
+        out[slot] = n
+    return out
 
 
 class CompiledFunction:
@@ -105,12 +110,15 @@ class CompiledFunction:
     def __init__(self, fn, *, fullgraph: bool = False, dynamic=None):
         self.fn = fn
         self.fullgraph = fullgraph
-        #: write temporaries' last uses in place (``Backend.inplace_kernels``); off: the
-        #: plain replay, kept for comparison
+        #: write temporaries' last uses in place (``Backend.inplace_kernels``) and compute
+        #: kernel calls of literals alone once; off: the plain replay, kept for comparison
         self.reuse_buffers = True
+        #: let each backend rewrite the program (``Backend.compile_program``: the NumPy
+        #: backend calls its ufuncs directly); off: the kernels as captured
+        self.backend_compile = True
         self.dynamic = dynamic
         self._watched = watch_list(fn)
-        self._getters = getters(self._watched)
+        self._state = state_guard(self._watched)
         self._entries: OrderedDict = OrderedDict()
         self._evictions = 0
         self._thrashing: str | None = None
@@ -119,7 +127,7 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         tensors: list = []
-        key = call_key(args, kwargs, self._getters, tensors)
+        key = call_key(args, kwargs, self._state, tensors)
         entry = self._entries.get(key)
         if entry is None:
             if self._thrashing is not None:
@@ -139,7 +147,7 @@ class CompiledFunction:
             self._entries.move_to_end(key)
         if entry.replay is not None:
             try:
-                arrays = entry.replay(*[t._data for t in tensors])
+                made = entry.replay(*[t._data for t in tensors]) if tensors else entry.replay()
             except _program.Diverged:
                 entry.replay = None
                 entry.eager_reason = "a decision on data made inside the call diverged"
@@ -153,7 +161,7 @@ class CompiledFunction:
                     self.report.break_reasons.append(f"recaptured: {stale}")
             else:
                 self.report.replays += 1
-                return entry.rebuild([_output(a, *meta) for a, meta in zip(arrays, entry.metas)])
+                return entry.rebuild(made)
         if entry.eager_reason is not None:
             self.report.eager_calls += 1
             return self.fn(*args, **kwargs)
@@ -182,12 +190,19 @@ class CompiledFunction:
         if signature == entry.last_signature:
             _program.simplify(prog)
             if self.reuse_buffers:
+                self.report.constants_folded += fold_constants(prog, rec.constant, FRESH)
                 self.report.buffers_reused += reuse_buffers(prog, rec.inplace_variants(),
                                                             rec.meta)
-            entry.replay = _program.build(prog)
+            if self.backend_compile:
+                for backend in rec.backends():
+                    hook = getattr(backend, "compile_program", None)  # optional
+                    if hook is not None:
+                        prog.instrs = list(hook(prog.instrs))
+            metas = [(t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
+                     for t in outputs]
+            entry.replay = _program.build(prog, outputs=metas, wrap=_wrap, spent=SpentGraph,
+                                          large=_sizes(rec.meta))
             entry.rebuild = rebuild
-            entry.metas = tuple((t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
-                                for t in outputs)
             entry.last = None
             self.report.graphs += 1
             self.report.kernels_per_replay.append(len(prog))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import types
 import weakref
 
@@ -51,7 +52,7 @@ def rebuilder(obj, tensors: list):
     if isinstance(obj, Tensor):
         n = len(tensors)
         tensors.append(obj)
-        return lambda made: made[n]
+        return operator.itemgetter(n)  # C: no frame for the commonest output, one tensor
     if isinstance(obj, (tuple, list)):
         parts = [rebuilder(o, tensors) for o in obj]
         cls = type(obj)
@@ -201,14 +202,43 @@ def getters(watched) -> list:
     return out
 
 
-def call_key(args, kwargs, getters, tensors: list):
-    """The full guard of one call; ``tensors`` receives the arguments' tensors in order."""
+def state_guard(watched):
+    """One generated function returning ``tuple(state_key(v) for each watched value)``,
+    with the kind each entry holds now (a tensor, a float) inlined: the guard is computed
+    on every call, and a Python frame per entry would cost more than the key itself.
+    Raises ValueError where a closure cell is not yet assigned."""
+    env = {"sk": state_key, "Tensor": Tensor, "_id": id, "_repr": repr}
+    lines, parts = ["def state():"], []
+    for i, (entry, get) in enumerate(zip(watched, getters(watched))):
+        env[f"g{i}"] = get
+        lines.append(f"    v{i} = g{i}()")
+        try:
+            kind = type(value_of(entry))
+        except ValueError:
+            kind = None
+        if kind is Tensor:  # as state_key, without its frame
+            parts.append(f"(('T', _id(v{i}), v{i}._rg) if type(v{i}) is Tensor else sk(v{i}))")
+        elif kind is float:
+            # the value itself where == tells floats apart (not 0.0 vs -0.0, nor NaN): a
+            # float's repr costs more than the rest of its key
+            parts.append(f"(('f', v{i} if v{i} == v{i} and v{i} else _repr(v{i})) "
+                         f"if type(v{i}) is float else sk(v{i}))")
+        else:
+            parts.append(f"sk(v{i})")
+    lines.append(f"    return ({', '.join(parts)}{',' if len(parts) == 1 else ''})")
+    exec(compile("\n".join(lines) + "\n", "<plugrad.compile guard>", "exec"), env)  # noqa: S102
+    return env["state"]
+
+
+def call_key(args, kwargs, state, tensors: list):
+    """The full guard of one call (``state``: :func:`state_guard`'s function); ``tensors``
+    receives the arguments' tensors in order."""
     try:
-        state = tuple([state_key(get()) for get in getters])
+        watched = state()
     except ValueError:  # a closure cell not yet assigned
-        state = None
+        watched = None
     return (flatten(args, tensors) if args else (), flatten(kwargs, tensors) if kwargs else (),
-            _state.enabled, _autocast.active and _autocast_key(), state)
+            _state.enabled, _autocast.active and _autocast_key(), watched)
 
 
 def _autocast_key():

@@ -36,6 +36,14 @@ class Diverged(RuntimeError):
             "such branches out of it.")
 
 
+def _stale(tensor, requires_grad, shape):
+    """Why a tensor the replay reads fails its check (the slow path of the prologue)."""
+    if tensor._rg is not requires_grad:
+        raise Stale("requires_grad of a tensor the step reads changed")
+    raise Stale(f"a tensor the step reads changed shape ({tuple(tensor._data.shape)}, "
+                f"captured {shape})")
+
+
 @dataclass(frozen=True)
 class Ref:
     """A slot in an instruction's arguments."""
@@ -56,6 +64,10 @@ class Instr:
     kwargs: dict
     outs: object  # an int slot, or a tuple of slots / None for a kernel returning a tuple
     key: object = None  # what else identifies the call across recordings (a host function)
+    #: ``((exception types, callable), ...)``: where ``fn`` raises one of them, the replay
+    #: calls that callable with the same arguments instead (a backend's fast form of a
+    #: kernel, :meth:`Backend.compile_program`, falling back to the kernel itself)
+    fallback: tuple = ()
 
 
 @dataclass
@@ -208,9 +220,50 @@ def refs(args):
 
 
 # ---------------------------------------------------------------------- code generation
-def build(prog: Program, name: str = "replay"):
-    """One Python function ``f(*input_arrays) -> tuple of output arrays`` for ``prog``."""
-    env: dict = {"Stale": Stale, "_copy": np.copy}
+#: Temporaries of at least this many bytes are deleted after their last use in a replay.
+LARGE_BYTES = 1 << 16
+
+
+def _instruction(ins, bind, expr, env) -> list:
+    """The source lines of one kernel call."""
+    if ins.name == "host_check":
+        c = ins.fn
+        d, h, e = bind(c.decide, "D"), bind(c.to_numpy, "H"), bind(c.expected, "E")
+        args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
+        env["_asarray"], env["Diverged"] = np.asarray, Diverged
+        return [f"    if {d}({args}) != {e}: raise Diverged()"]
+    k = bind(ins.fn, "K")
+    host = ins.name == "from_numpy"
+    args = [expr(a, host) for a in ins.args]
+    args += [f"{kw}={expr(v)}" for kw, v in ins.kwargs.items()]
+    if isinstance(ins.outs, tuple):
+        target = ", ".join("_" if o is None else f"s{o}" for o in ins.outs)
+        target = target + "," if len(ins.outs) == 1 else target
+    else:
+        target = f"s{ins.outs}"
+
+    def call(fn):
+        return f"{target} = {fn}({', '.join(args)})"
+    if not ins.fallback:
+        return ["    " + call(k)]
+    lines = ["    try:", "        " + call(k)]
+    for excs, alt in ins.fallback:
+        excs = excs if isinstance(excs, tuple) else (excs,)
+        lines += [f"    except ({', '.join(bind(e, 'X') for e in excs)},):",
+                  "        " + call(bind(alt, "K"))]
+    return lines
+
+
+def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=None,
+          large=None):
+    """One Python function ``f(*input_arrays) -> tuple of output arrays`` for ``prog``; with
+    ``outputs`` (per output ``(dtype, device, kernels, grad_fn name or None)``), a list of
+    the output tensors instead, made by ``wrap(array, dtype, device, kernels)`` and given a
+    ``spent(name)`` grad_fn where named (in the generated code: no frame per output);
+    ``large``: slot -> bytes of its array at capture (:data:`LARGE_BYTES`)."""
+    # warnings raised by kernels called from the replay are plugrad's (the NumPy backend
+    # filters its floating-point warnings by module name)
+    env: dict = {"Stale": Stale, "_copy": np.copy, "__name__": "plugrad.capture.replay"}
     names: dict = {}
 
     def bind(obj, prefix):
@@ -243,44 +296,60 @@ def build(prog: Program, name: str = "replay"):
         return bind(a, "C")
 
     lines = [f"def {name}({', '.join(f's{i}' for i in prog.inputs)}):"]
-    for r in prog.reads:
-        w = bind(r.tensor, "W")
-        lines += [f"    t = {w}()",
-                  "    if t is None: raise Stale('a tensor the step reads is gone')",
-                  f"    if t._rg is not {r.requires_grad!r}: raise Stale('requires_grad of a "
-                  f"tensor the step reads changed')",
-                  f"    s{r.slot} = t._data",
-                  f"    if s{r.slot}.shape != {r.shape!r}: raise Stale('a tensor the step "
-                  f"reads changed shape')"]
+    # a read tensor gone: its weakref gives None, whose ._data raises (no test per read)
+    read_local: dict = {}
+    if prog.reads:
+        lines.append("    try:")
+        for i, r in enumerate(prog.reads):
+            lines += [f"        t{i} = {bind(r.tensor, 'W')}()", f"        s{r.slot} = t{i}._data"]
+            if r.tensor() is not None:
+                read_local[id(r.tensor())] = f"t{i}"
+        lines += ["    except AttributeError:",
+                  "        raise Stale('a tensor the step reads is gone') from None"]
+        env["_stale"] = _stale
+    for i, r in enumerate(prog.reads):
+        lines.append(f"    if t{i}._rg is not {r.requires_grad!r} or s{r.slot}.shape != "
+                     f"{r.shape!r}: _stale(t{i}, {r.requires_grad!r}, {r.shape!r})")
     for c in prog.checks:
         d, h = bind(c.decide, "D"), bind(c.to_numpy, "H")
         e = bind(c.expected, "E")
         args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
         env["_asarray"] = np.asarray
         lines.append(f"    if {d}({args}) != {e}: raise Stale('a decision on the data changed')")
-    for ins in prog.instrs:
-        if ins.name == "host_check":
-            c = ins.fn
-            d, h, e = bind(c.decide, "D"), bind(c.to_numpy, "H"), bind(c.expected, "E")
-            args = ", ".join(f"_asarray({h}(s{s}))" for s in c.slots)
-            env["_asarray"], env["Diverged"] = np.asarray, Diverged
-            lines.append(f"    if {d}({args}) != {e}: raise Diverged()")
-            continue
-        k = bind(ins.fn, "K")
-        host = ins.name == "from_numpy"
-        args = [expr(a, host) for a in ins.args]
-        args += [f"{kw}={expr(v)}" for kw, v in ins.kwargs.items()]
-        if isinstance(ins.outs, tuple):
-            target = ", ".join("_" if o is None else f"s{o}" for o in ins.outs)
-            target = target + "," if len(ins.outs) == 1 else target
-        else:
-            target = f"s{ins.outs}"
-        lines.append(f"    {target} = {k}({', '.join(args)})")
+    # a large temporary is let go after its last use (as eager code lets it go), so its
+    # memory is reused by the next allocation instead of a fresh one being faulted in
+    last_use: dict = {}
+    for i, ins in enumerate(prog.instrs):
+        for slot in list(refs(ins.args)) + list(refs(tuple(ins.kwargs.values()))):
+            last_use[slot] = i
+    kept = set(prog.inputs) | {r.slot for r in prog.reads} | set(prog.outputs) | \
+        {w.slot for w in prog.writes}
+    dying: dict = {}
+    for slot, i in last_use.items():
+        if slot not in kept and (large or {}).get(slot, 0) >= LARGE_BYTES:
+            dying.setdefault(i, []).append(f"s{slot}")
+    for i, ins in enumerate(prog.instrs):
+        lines += _instruction(ins, bind, expr, env)
+        if i in dying:
+            lines.append(f"    del {', '.join(sorted(dying[i]))}")
     for wr in prog.writes:
+        local = read_local.get(id(wr.tensor())) if wr.tensor() is not None else None
+        if local is not None:  # a tensor read above: held since
+            lines.append(f"    {local}._data = s{wr.slot}")
+            continue
         w = bind(wr.tensor, "W")
         lines += [f"    t = {w}()", f"    if t is not None: t._data = s{wr.slot}"]
-    outs = ", ".join(f"s{o}" for o in prog.outputs)
-    lines.append(f"    return ({outs}{',' if len(prog.outputs) == 1 else ''})")
+    if outputs is None:
+        outs = ", ".join(f"s{o}" for o in prog.outputs)
+        lines.append(f"    return ({outs}{',' if len(prog.outputs) == 1 else ''})")
+    else:
+        make, grad_fn = bind(wrap, "O"), bind(spent, "O")
+        for i, (slot, (dtype, device, k, node)) in enumerate(zip(prog.outputs, outputs)):
+            lines.append(f"    o{i} = {make}(s{slot}, {bind(dtype, 'M')}, {bind(device, 'M')}, "
+                         f"{bind(k, 'M')})")
+            if node is not None:
+                lines += [f"    o{i}._rg = True", f"    o{i}.grad_fn = {grad_fn}({node!r})"]
+        lines.append(f"    return [{', '.join(f'o{i}' for i in range(len(prog.outputs)))}]")
     source = "\n".join(lines) + "\n"
     code = compile(source, f"<plugrad.compile {name}>", "exec")
     exec(code, env)  # noqa: S102 - our own generated source

@@ -300,6 +300,15 @@ class Recorder:
                      enumerate(self.values) if hasattr(v, "shape")}
         return prog
 
+    def backends(self) -> list:
+        """The backends of the kernel tables the recording wrapped (each once)."""
+        found: dict = {}
+        for table, _, _ in self._saved_for_variants:
+            backend = getattr(table, "backend", None)
+            if backend is not None:
+                found.setdefault(id(backend), backend)
+        return list(found.values())
+
     def inplace_variants(self) -> dict:
         """id(kernel function as captured) -> the backend's in-place form of it."""
         variants = {}

@@ -18,6 +18,7 @@ import numpy as np
 
 from plugrad.backends.array_api import NUMPY_ERRSTATE, NUMPY_IGNORE_ALL, ArrayAPIBackend
 from plugrad.backends.hooks import hookimpl
+from plugrad.backends.numpy import _replay
 from plugrad.backends.numpy._scatter import scatter_add_into
 from plugrad.backends.xp_kernels import XpKernels
 
@@ -67,6 +68,7 @@ def _ieee_unary(ufunc):
         except RuntimeWarning:
             return _rerun_quietly(ufunc, x)
     quiet.__name__ = quiet.__qualname__ = ufunc.__name__
+    quiet.ufunc = ufunc  # for the replay's direct calls (_replay.py)
     return quiet
 
 
@@ -78,6 +80,7 @@ def _ieee_binary(ufunc):
         except RuntimeWarning:
             return _rerun_quietly(ufunc, a, b)
     quiet.__name__ = quiet.__qualname__ = ufunc.__name__
+    quiet.ufunc = ufunc
     return quiet
 
 
@@ -91,6 +94,7 @@ def _ieee_update(ufunc):
         except RuntimeWarning:
             return dst
     update.__name__ = update.__qualname__ = ufunc.__name__
+    update.into_ufunc = ufunc
     return update
 
 
@@ -154,6 +158,10 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         return {"add": u["add"], "sub": u["sub"], "mul": u["mul"],
                 "maximum": _into_first(np.maximum), "minimum": _into_first(np.minimum),
                 "neg": _into_first(np.negative), "tanh": _into_first(np.tanh)}
+
+    def compile_program(self, steps: list) -> list:
+        # the ufuncs themselves, not their wrappers (_replay.py)
+        return _replay.compile_program(NumPyBackend, steps, _UPDATE_UFUNCS, _MUL)
 
     @staticmethod
     def dtype_of(x) -> str:
