@@ -36,10 +36,14 @@ class Diverged(RuntimeError):
             "such branches out of it.")
 
 
-def _stale(tensor, requires_grad, shape):
+def _stale(tensor, requires_grad, shape, dtype=None, kernels=None):
     """Why a tensor the replay reads fails its check (the slow path of the prologue)."""
     if tensor._rg is not requires_grad:
         raise Stale("requires_grad of a tensor the step reads changed")
+    if dtype is not None and tensor.dtype is not dtype:
+        raise Stale(f"a tensor the step reads changed dtype ({tensor.dtype}, captured {dtype})")
+    if kernels is not None and tensor._k is not kernels:
+        raise Stale(f"a tensor the step reads moved to another device ({tensor.device})")
     raise Stale(f"a tensor the step reads changed shape ({tuple(tensor._data.shape)}, "
                 f"captured {shape})")
 
@@ -77,6 +81,8 @@ class Read:
     slot: int
     shape: tuple
     requires_grad: bool = False
+    dtype: object = None    # the tensor's dtype and kernel table when captured: ``p.data = ``
+    kernels: object = None  # ``p.data.half()`` or another device keeps the shape, not these
 
 
 @dataclass
@@ -308,8 +314,10 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
                   "        raise Stale('a tensor the step reads is gone') from None"]
         env["_stale"] = _stale
     for i, r in enumerate(prog.reads):
+        dt, k = bind(r.dtype, "T"), bind(r.kernels, "K")
         lines.append(f"    if t{i}._rg is not {r.requires_grad!r} or s{r.slot}.shape != "
-                     f"{r.shape!r}: _stale(t{i}, {r.requires_grad!r}, {r.shape!r})")
+                     f"{r.shape!r} or t{i}.dtype is not {dt} or t{i}._k is not {k}: "
+                     f"_stale(t{i}, {r.requires_grad!r}, {r.shape!r}, {dt}, {k})")
     for c in prog.checks:
         d, h = bind(c.decide, "D"), bind(c.to_numpy, "H")
         e = bind(c.expected, "E")

@@ -199,7 +199,8 @@ class Recorder:
         owner = self.tensor_of.get(id(a))
         if owner is not None and owner._data is a:
             slot = self._new_slot(a)
-            self.prog.reads.append(Read(weakref.ref(owner), slot, tuple(a.shape), owner._rg))
+            self.prog.reads.append(Read(weakref.ref(owner), slot, tuple(a.shape), owner._rg,
+                                        owner.dtype, owner._k))
             return Ref(slot)
         if isinstance(a, np.ndarray):
             a = a.copy()  # host data as it was at this call (the caller may change it later)

@@ -219,3 +219,28 @@ def test_a_float_the_function_names_is_a_guard_by_value(value):
         out = fn()
     assert str(out.tolist()) == str((x * value).tolist())
     assert fn.explain().replays == 4 and fn.explain().graphs == 2
+
+
+def test_read_tensor_of_another_dtype_or_device_recaptures(device):
+    """``p.data = p.data.double()`` (or ``model.double()``) keeps a read tensor's shape: the
+    prologue checks its dtype and device too, or the replay would wrap float64 results as
+    the float32 tensors it captured."""
+    scale = plugrad.tensor([2.0, 3.0], device=device)
+    x = plugrad.tensor([1.0, 1.0], device=device)
+    fn = plugrad.compile(lambda v: (v * scale).sum())
+    for _ in range(3):
+        assert fn(x).dtype is plugrad.float32
+    scale.data = plugrad.tensor([2.0, 3.0], dtype=plugrad.float64, device=device)
+    out = fn(x)
+    assert out.dtype is plugrad.float64 and str(out._data.dtype) == "float64"
+    assert out.item() == 5.0
+    assert any("changed dtype (plugrad.float64, captured plugrad.float32)" in r
+               for r in fn.explain().break_reasons)
+    other = "ref" if device != "ref" else "cpu"
+    scale.data = plugrad.tensor([2.0, 3.0], dtype=plugrad.float64, device=device)
+    for _ in range(2):
+        fn(x)
+    scale.data = plugrad.tensor([2.0, 3.0], dtype=plugrad.float64, device=other)
+    with pytest.raises(RuntimeError, match="device"):
+        fn(x)  # as eager: x and scale on two devices
+    assert any("moved to another device" in r for r in fn.explain().break_reasons)
