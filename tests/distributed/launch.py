@@ -5,11 +5,14 @@ cannot start two processes, the tests fail with a message saying so; they never 
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +60,25 @@ def run(worker: str, *args: str, n: int = 2, timeout: float = 120, env: dict | N
         full_env["PLUGRAD_TEST_OUT"] = str(out_dir)
     full_env.update(env or {})
     cmd = [mpiexec(), "-n", str(n), sys.executable, str(WORKERS / worker), *args]
+    with _one_job_at_a_time():
+        return _run(cmd, full_env, timeout)
+
+
+@contextlib.contextmanager
+def _one_job_at_a_time():
+    """Under pytest-xdist two test files may start MPI jobs at once; their ranks then share
+    the cores and the loopback, and a crash test could wait on the other job's ranks. A
+    lock file makes the jobs of every worker take turns (the timeout counts from the start
+    of a job's own turn)."""
+    with open(os.path.join(tempfile.gettempdir(), "plugrad-tests-mpi.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _run(cmd, full_env, timeout) -> Job:
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=full_env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
