@@ -4,7 +4,7 @@ becomes that call's output buffer, where the backend has an in-place form of the
 (for large activations, one fewer pass of page faults and memory traffic)."""
 from __future__ import annotations
 
-from plugrad.capture.program import IMPURE, Program, Ref, refs
+from plugrad.capture.program import IMPURE, Program, Ref, refs, slot_sets
 
 #: Kernels whose result is a new array (never a view of an argument), for a NumPy-like
 #: backend; anything else may return a view and so aliases its arguments.
@@ -18,17 +18,7 @@ COMMUTATIVE = frozenset({"add", "mul"})
 def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
     """Rewrite ``prog`` in place; ``variants``: id(kernel function) -> in-place form;
     ``meta``: slot -> (shape, dtype) at capture. Returns how many calls were rewritten."""
-    parent = list(range(prog.n_slots))
-
-    def find(s):
-        while parent[s] != s:
-            parent[s] = parent[parent[s]]
-            s = parent[s]
-        return s
-
-    def union(a, b):
-        parent[find(a)] = find(b)
-
+    find, union = slot_sets(prog.n_slots)
     owned = set()
     for ins in prog.instrs:
         outs = ins.outs if isinstance(ins.outs, tuple) else (ins.outs,)

@@ -6,7 +6,7 @@ afterwards: no kernel call writes into it (or into a view of it), and it is not 
 or left in a tensor (where the user could write into it)."""
 from __future__ import annotations
 
-from plugrad.capture.program import IMPURE, Const, Program, Ref, refs
+from plugrad.capture.program import IMPURE, Const, Program, Ref, refs, slot_sets
 
 
 def _impure(ins) -> bool:
@@ -19,14 +19,7 @@ def fold_constants(prog: Program, constant: set, fresh: frozenset) -> int:
     kernel calls were folded away."""
     if not constant:
         return 0
-    parent = list(range(prog.n_slots))
-
-    def find(s):
-        while parent[s] != s:
-            parent[s] = parent[parent[s]]
-            s = parent[s]
-        return s
-
+    find, union = slot_sets(prog.n_slots)
     for ins in prog.instrs:  # a result that may be a view shares its arguments' fate
         if ins.name in fresh:
             continue
@@ -34,7 +27,7 @@ def fold_constants(prog: Program, constant: set, fresh: frozenset) -> int:
         for o in outs:
             if o is not None:
                 for a in list(refs(ins.args)) + list(refs(tuple(ins.kwargs.values()))):
-                    parent[find(o)] = find(a)
+                    union(o, a)
     unsafe = {find(s) for s in prog.outputs + [w.slot for w in prog.writes]}
     for ins in prog.instrs:
         if _impure(ins):

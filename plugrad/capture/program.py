@@ -214,6 +214,23 @@ def simplify(prog: Program) -> Program:
     return prog
 
 
+def slot_sets(n: int):
+    """``(find, union)`` over slots ``0..n-1`` (union-find with path halving): which slots
+    hold one storage (a view and its base, a buffer and what reuses it)."""
+    parent = list(range(n))
+
+    def find(s):
+        while parent[s] != s:
+            parent[s] = parent[parent[s]]
+            s = parent[s]
+        return s
+
+    def union(a, b):
+        parent[find(a)] = find(b)
+
+    return find, union
+
+
 def refs(args):
     """The slots an instruction's arguments name, nested tuples, lists and dicts included."""
     for a in args:
