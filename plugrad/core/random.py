@@ -128,7 +128,7 @@ class Generator:
         return self._seed
 
     def seed(self) -> int:
-        return self.manual_seed(_fresh_seed())._seed
+        return self.manual_seed(_fresh_seed()).initial_seed()
 
     def get_state(self) -> Tensor:
         """The generator's state as a uint8 tensor, as PyTorch's ``Generator.get_state``."""

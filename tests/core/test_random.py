@@ -130,6 +130,11 @@ def test_default_generator_seeds_everything():
     assert plugrad.rand(3).tolist() == a and plugrad.default_generator.initial_seed() == 11
     s = plugrad.seed()
     assert plugrad.initial_seed() == s
+    # Generator.seed() returns the fresh seed it set (torch.default_generator.seed())
+    s = plugrad.default_generator.seed()
+    assert plugrad.initial_seed() == s == plugrad.default_generator.initial_seed()
+    g = plugrad.Generator()
+    assert g.seed() == g.initial_seed()
 
 
 def test_in_place_samplers(device):
