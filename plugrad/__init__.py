@@ -24,7 +24,6 @@ from plugrad.core.random import (Generator, bernoulli, default_generator, get_rn
                                  initial_seed, manual_seed, multinomial, normal, rand,
                                  rand_like, randint, randint_like, randn, randn_like, randperm,
                                  seed, set_rng_state)
-from plugrad.core.serialization import SerializationError, load, save
 from plugrad.core.api import *  # noqa: F401,F403 - the torch.* function namespace
 from plugrad.core import queries as _queries  # noqa: E402 - queries, constants, torch.abs_ ...
 from plugrad.core.queries import (angle, asarray, broadcast_shapes, can_cast, dtype, e,  # noqa: E402,E501
@@ -60,6 +59,11 @@ _LAZY_SUBMODULES = {"nn", "optim", "data", "utils", "testing", "serialization", 
                     "accelerator", "jit", "distributions"}
 
 
+#: names whose modules are imported on first use (``torch.save`` pulls in json and argparse)
+_LAZY_ATTRIBUTES = {"save": "plugrad.core.serialization", "load": "plugrad.core.serialization",
+                    "SerializationError": "plugrad.core.serialization"}
+
+
 #: ``torch.conv2d``, ``torch.dropout``, ... (plugrad/_nn_spellings.py): loaded with nn on first use
 _NN_SPELLINGS = frozenset("""conv1d conv2d conv3d conv_transpose1d conv_transpose2d
     conv_transpose3d convolution max_pool1d max_pool2d max_pool3d max_pool1d_with_indices
@@ -85,12 +89,19 @@ def __getattr__(name):
         import importlib
         fn = globals()[name] = importlib.import_module("plugrad.compiler").compile
         return fn
-    if name in _NN_SPELLINGS:  # (imported by name, as the lazy submodules above)
+    if name in _NN_SPELLINGS or name in _LAZY_ATTRIBUTES:  # (imported by name, as above)
         import importlib
-        value = getattr(importlib.import_module("plugrad._nn_spellings"), name)
+        module = _LAZY_ATTRIBUTES.get(name, "plugrad._nn_spellings")
+        value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'plugrad' has no attribute {name!r}")
+
+
+def __dir__():
+    """The names above that load on first use are listed too (tab completion, ``dir(torch)``)."""
+    return sorted(set(globals()) | _LAZY_SUBMODULES | _NN_SPELLINGS | set(_LAZY_ATTRIBUTES)
+                  | {"compile"})
 
 
 def is_tensor(obj) -> bool:

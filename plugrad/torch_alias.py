@@ -20,7 +20,6 @@ the hook when it first imports torch. Forked workers inherit it in memory.
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import os
 import sys
@@ -80,7 +79,7 @@ class TorchModule(types.ModuleType):
         return sorted(set(dir(plugrad)) | set(self.__dict__) | set(_TOP_RENAMED))
 
 
-class _ExistingModule(importlib.abc.Loader):
+class _ExistingModule:
     """Loads a torch name as an already imported plugrad module (no code runs twice)."""
 
     def __init__(self, module):
@@ -95,7 +94,14 @@ class _ExistingModule(importlib.abc.Loader):
             module.__spec__ = self.real_spec
 
 
-class _TorchLoader(importlib.abc.Loader):
+class _TorchLoader:
+    """Makes the ``torch`` module itself.
+
+    Loaders and finders are duck-typed by the import system; not deriving from
+    ``importlib.abc`` keeps ``importlib.resources`` (and tempfile, shutil...) out of
+    ``import plugrad``.
+    """
+
     def create_module(self, spec):
         return TorchModule("torch", "plugrad's stand-in for torch (plugrad.torch_alias)")
 
@@ -106,8 +112,11 @@ class _TorchLoader(importlib.abc.Loader):
         module.__path__ = []
 
 
-class TorchFinder(importlib.abc.MetaPathFinder):
+class TorchFinder:
     """Finds ``torch`` and ``torch.*`` among plugrad's modules."""
+
+    def invalidate_caches(self):
+        """Nothing is cached (the finder protocol's optional method)."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname == "torch":
