@@ -15,7 +15,7 @@ import functools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from plugrad.capture import program as _program
+from plugrad.capture import aot, program as _program
 from plugrad.capture.buffers import FRESH, reuse_buffers
 from plugrad.capture.fold import fold_constants
 from plugrad.capture.guards import (call_key, hooked, rebuilder, state_guard, value_of,
@@ -174,34 +174,42 @@ class CompiledFunction:
             return self._give_up(entry, reason, self.fn(*args, **kwargs))
         roots = [value_of(e) for e in self._watched] + [args, kwargs]
         rec = Recorder([t._data for t in tensors], tables_in_use(tensors), roots)
+        mark = aot.sequence_mark()
         with rec:
             out = self.fn(*args, **kwargs)
         self.report.recorded_calls += 1
         outputs: list = []
         rebuild = rebuilder(out, outputs)
+        cut = None
         if rec.broken is None and any(t._rg and id(t.grad_fn) not in rec.spent for t in outputs):
-            rec.graph_break("an output requires grad and no backward ran through it: a replay "
-                            "makes no graph (compile the whole step, backward() included, or "
-                            "call it under no_grad)")
-        prog = rec.finish(outputs) if rec.broken is None else None
+            cut = aot.record_backward(rec, outputs, mark)
+            if isinstance(cut, str):
+                rec.graph_break(f"an output requires grad and its backward cannot be "
+                                f"captured: {cut}")
+        exempt = cut.exempt if isinstance(cut, aot.Split) else frozenset()
+        prog = rec.finish(outputs, exempt) if rec.broken is None else None
         if rec.broken is not None:
             return self._give_up(entry, rec.broken, out)
         signature = _program.signature(prog)
+        if cut is not None:
+            signature += ((cut.start, tuple(cut.seeds), tuple(cut.grads),
+                           tuple(map(id, cut.leaves))),)
         if signature == entry.last_signature:
-            _program.simplify(prog)
-            if self.reuse_buffers:
-                self.report.constants_folded += fold_constants(prog, rec.constant, FRESH)
-                self.report.buffers_reused += reuse_buffers(prog, rec.inplace_variants(),
-                                                            rec.meta)
-            if self.backend_compile:
-                for backend in rec.backends():
-                    hook = getattr(backend, "compile_program", None)  # optional
-                    if hook is not None:
-                        prog.instrs = list(hook(prog.instrs))
             metas = [(t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
                      for t in outputs]
-            entry.replay = _program.build(prog, outputs=metas, wrap=_wrap, spent=SpentGraph,
-                                          large=_sizes(rec.meta))
+            if cut is None:
+                entry.replay = _program.build(self._optimised(prog, rec), outputs=metas,
+                                              wrap=_wrap, spent=SpentGraph,
+                                              large=_sizes(rec.meta))
+            else:
+                parts = aot.split(prog, cut)
+                if isinstance(parts, str):
+                    return self._give_up(entry, parts, out)
+                fwd, bwd = (self._optimised(p, rec) for p in parts)
+                entry.replay = aot.replayer(
+                    _program.build(fwd, "forward", large=_sizes(rec.meta)),
+                    _program.build(bwd, "backward", large=_sizes(rec.meta)),
+                    cut, [m[:3] for m in metas], len(outputs))
             entry.rebuild = rebuild
             entry.last = None
             self.report.graphs += 1
@@ -213,6 +221,20 @@ class CompiledFunction:
                                      + _program.first_difference(entry.last, prog), out)
             entry.last, entry.last_signature = prog, signature
         return out
+
+    def _optimised(self, prog, rec):
+        """``prog`` with dead calls dropped, literals folded, temporaries reused in place
+        and each backend's own rewriting (``Backend.compile_program``) applied."""
+        _program.simplify(prog)
+        if self.reuse_buffers:
+            self.report.constants_folded += fold_constants(prog, rec.constant, FRESH)
+            self.report.buffers_reused += reuse_buffers(prog, rec.inplace_variants(), rec.meta)
+        if self.backend_compile:
+            for backend in rec.backends():
+                hook = getattr(backend, "compile_program", None)  # optional
+                if hook is not None:
+                    prog.instrs = list(hook(prog.instrs))
+        return prog
 
     def _refusal(self, tensors):
         if anomaly._enabled:

@@ -258,8 +258,9 @@ class Recorder:
         return values
 
     # ------------------------------------------------------------------ the end
-    def finish(self, output_tensors) -> Program:
-        """Close the program: the outputs' slots, and the tensors the call left data in."""
+    def finish(self, output_tensors, exempt=frozenset()) -> Program:
+        """Close the program: the outputs' slots, and the tensors the call left data in
+        (``exempt``: ids of tensors that are neither, such as those an output's graph saves)."""
         prog = self.prog
         for t in output_tensors:
             slot = self.slot_of.get(id(t._data))
@@ -278,7 +279,7 @@ class Recorder:
             left, unexplained = [], False
             for t in live_tensors():
                 slot = self.slot_of.get(id(t._data))
-                if slot is None or slot not in made or id(t) in outputs:
+                if slot is None or slot not in made or id(t) in outputs or id(t) in exempt:
                     continue
                 existed = id(t) in before
                 if not existed and id(t) not in state:
