@@ -83,3 +83,20 @@ class CompiledMLPStep(MLPStep):
 
     def peakmem_step(self, device, size):
         self.compiled()
+
+
+class CompiledModuleMLPStep(MLPStep):
+    """``bench_models.MLPStep`` with only the model compiled (``torch.compile(model)``): the
+    loss, its backward (the captured backward program) and the update stay outside."""
+
+    def setup(self, device, size):
+        super().setup(device, size)
+        if not hasattr(plugrad, "compile"):
+            raise NotImplementedError("plugrad.compile unavailable")
+        self.model = plugrad.compile(self.model)
+        for _ in range(3):
+            self._step()
+
+    def time_step(self, device, size):
+        self._step()
+        sync(device)
