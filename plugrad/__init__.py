@@ -15,7 +15,8 @@ from plugrad.core.dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
 from plugrad.core.printing import get_printoptions, printoptions, set_printoptions
 from plugrad.core.registry import BackendError
 from plugrad.core.tensor import Size, Tensor
-from plugrad.core.errors import DeviceError, DTypeError, OpError, ShapeError
+from plugrad.core.errors import (ArgumentError, DeviceError, DTypeError, IndexOutOfRangeError,
+                                 OpError, ShapeError)
 from plugrad.core.factories import (arange, as_tensor, empty, empty_like, eye, from_dlpack,
                                     from_numpy, full,
                                     full_like, linspace, logspace, ones, ones_like, tensor,

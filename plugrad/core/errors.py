@@ -15,6 +15,16 @@ class ShapeError(OpError, ValueError):
     """Shapes that do not fit the op."""
 
 
+class ArgumentError(OpError, ValueError):
+    """An argument outside what the op accepts (a negative size, a zero step, low >= high):
+    PyTorch raises RuntimeError there; a ValueError too, as Python code would expect."""
+
+
+class IndexOutOfRangeError(OpError, IndexError):
+    """An index past a dimension's end in an index-taking op: PyTorch raises RuntimeError
+    for some (gather, scatter) and IndexError for others (index_select, index_add)."""
+
+
 class DeviceError(OpError):
     """Tensors on different devices in one op."""
 

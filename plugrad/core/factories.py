@@ -9,7 +9,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device, get_default_device
-from plugrad.core.errors import check_dtype_supported
+from plugrad.core.errors import ArgumentError, check_dtype_supported
 from plugrad.core.outputs import write_out
 from plugrad.core.registry import BackendError, get_registry
 from plugrad.core.tensor import Size, Tensor, _adopt, _wrap, table_for
@@ -61,7 +61,7 @@ def _sizes(size, op: str = "size") -> tuple:
             raise TypeError(f"{op}(): argument 'size' must be a tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}") from None
     if any(s < 0 for s in out):
-        raise ValueError(f"{op}(): negative dimension in size {out} (sizes must be "
+        raise ArgumentError(f"{op}(): negative dimension in size {out} (sizes must be "
                          f"non-negative)")
     return tuple(out)
 
@@ -322,11 +322,11 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     all_int = all(_is_int(v) for v in values)
     start, end, step = values if all_int else [float(v) for v in values]
     if not all_int and not all(math.isfinite(v) for v in values):
-        raise ValueError(f"arange: unsupported range {start} -> {end} (step {step})")
+        raise ArgumentError(f"arange: unsupported range {start} -> {end} (step {step})")
     if step == 0:
-        raise ValueError("arange: step must be nonzero")
+        raise ArgumentError("arange: step must be nonzero")
     if (end - start) * step < 0:
-        raise ValueError(f"arange: upper bound and larger bound inconsistent with step sign "
+        raise ArgumentError(f"arange: upper bound and larger bound inconsistent with step sign "
                          f"(start={start}, end={end}, step={step})")
     dt = _dt.get_dtype(dtype) if dtype is not None else (
         _dt.int64 if all_int else _dt.get_default_dtype())
@@ -351,7 +351,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 def _steps(op: str, steps) -> int:
     if not _is_int(steps) or operator.index(steps) < 0:
-        raise ValueError(f"{op}: number of steps must be a non-negative integer, got {steps!r}")
+        raise ArgumentError(f"{op}: number of steps must be a non-negative integer, got {steps!r}")
     return operator.index(steps)
 
 

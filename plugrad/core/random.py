@@ -13,7 +13,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core import registry
-from plugrad.core.errors import check_dtype_supported
+from plugrad.core.errors import ArgumentError, check_dtype_supported
 from plugrad.core.factories import _sizes, out_defaults, resolve_device, tensor
 from plugrad.core.outputs import write_out
 from plugrad.core.registry import get_registry
@@ -234,7 +234,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
     if high is None:
         low, high = 0, low
     if high <= low:
-        raise ValueError(f"randint: expected low < high, got low={low}, high={high}")
+        raise ArgumentError(f"randint: expected low < high, got low={low}, high={high}")
     u = rand(size, dtype=_dt.float64, device=device, generator=generator)
     values = (u * (high - low)).floor() + low
     dt = _dt.get_dtype(dtype) if dtype is not None else _dt.int64

@@ -45,7 +45,7 @@ def _pair(op: str, input, target, ints: bool = False):
     try:
         input, target = plugrad.broadcast_tensors(input, target)
     except (ValueError, RuntimeError) as exc:
-        raise ValueError(f"{op}: target size {list(target.shape)} and input size "
+        raise plugrad.ShapeError(f"{op}: target size {list(target.shape)} and input size "
                          f"{list(input.shape)} cannot be broadcast together") from exc
     warnings.warn(f"Using a target size ({target.shape}) that is different to the input size "
                   f"({input.shape}). This will likely lead to incorrect results due to "

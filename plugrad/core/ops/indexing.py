@@ -14,7 +14,7 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, recording
-from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, check_device, shape_str
+from plugrad.core.errors import DTypeError, IndexOutOfRangeError, ShapeError, broadcast_shapes, check_device, shape_str
 from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
@@ -56,8 +56,8 @@ def _negative_within(arr, name, n, axis) -> bool:
     lo, hi = int(arr.min()), int(arr.max())
     if lo < -n or hi >= n:
         bad = hi if hi >= n else lo
-        raise IndexError(f"{name}: index {bad} is out of bounds for dimension {axis} with size "
-                         f"{n}")
+        raise IndexOutOfRangeError(f"{name}: index {bad} is out of bounds for dimension "
+                                   f"{axis} with size {n}")
     return lo < 0
 
 

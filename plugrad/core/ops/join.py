@@ -11,7 +11,7 @@ from plugrad.core.aliasing import Slice
 from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import any_recording, record
 from plugrad.core.dtypes import result_type_of
-from plugrad.core.errors import ShapeError, check_device, shape_str
+from plugrad.core.errors import ArgumentError, ShapeError, check_device, shape_str
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import squeeze, unsqueeze, view_of
@@ -197,7 +197,7 @@ def split(x, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
         if step <= 0 and n:
-            raise ValueError(f"split: split_size must be positive, got {step}")
+            raise ArgumentError(f"split: split_size must be positive, got {step}")
         sizes = [builtins.min(step, n - i) for i in range(0, n, step)] if n else [0]
     else:
         sizes = [int(s) for s in split_size_or_sections]
@@ -230,7 +230,7 @@ def tensor_split(x, indices_or_sections, dim=0):
         spec = spec.item() if spec.ndim == 0 else spec.tolist()
     if isinstance(spec, int):
         if spec <= 0:
-            raise ValueError(f"tensor_split: number of sections must be larger than 0, got "
+            raise ArgumentError(f"tensor_split: number of sections must be larger than 0, got "
                              f"{spec}")
         base, extra = divmod(n, spec)
         return _pieces(x, axis, [base + 1 if i < extra else base for i in range(spec)],
