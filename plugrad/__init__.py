@@ -12,6 +12,8 @@ from plugrad.core.dtypes import (DType, bfloat16, float16, float32, float64, get
                                  int8, int16, int32, int64, promote_types, set_default_dtype,
                                  uint8)
 from plugrad.core.dtypes import bool_ as bool  # noqa: A001 - PyTorch's name
+from plugrad.core.memory_format import (channels_last, channels_last_3d, contiguous_format,
+                                         memory_format, preserve_format)
 from plugrad.core.printing import get_printoptions, printoptions, set_printoptions
 from plugrad.core.registry import BackendError
 from plugrad.core.tensor import Size, Tensor

@@ -9,7 +9,7 @@ import numpy as np
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.device import Device, get_default_device
-from plugrad.core.errors import ArgumentError, check_dtype_supported
+from plugrad.core.errors import ArgumentError, DTypeError, check_dtype_supported
 from plugrad.core.outputs import write_out
 from plugrad.core.registry import BackendError, get_registry
 from plugrad.core.tensor import Size, Tensor, _adopt, _wrap, table_for
@@ -71,8 +71,8 @@ def _infer_dtype(values: np.ndarray, data) -> _dt.DType:
     a list count with their own dtypes, as in PyTorch."""
     kind = values.dtype.kind
     if kind not in "biuf":
-        raise TypeError(f"tensor: can't convert data of type {values.dtype} (only bool, "
-                        f"integer and floating values)")
+        raise DTypeError(f"tensor: can't convert data of type {values.dtype} (only bool, "
+                         f"integer and floating values; PyTorch: Could not infer dtype)")
     if isinstance(data, (np.ndarray, np.generic)):
         return _dt.get_dtype(values.dtype)
     if isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat_first(data)):
@@ -205,6 +205,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     size = _sizes(tuple(size) if isinstance(size, (tuple, list)) else (size,), "full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    if not isinstance(fill_value, (bool, int, float, complex, np.generic)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(fill_value).__name__}")
     dt = _dt.get_dtype(dtype) if dtype is not None else _dt.scalar_dtype(fill_value)
     return _into("full", out, _filled("full", size, fill_value, dt, device, requires_grad))
 

@@ -12,7 +12,7 @@ import os
 import numpy as np
 
 from plugrad.core import dtypes as _dt
-from plugrad.core import registry
+from plugrad.core import registry, tracing
 from plugrad.core.errors import ArgumentError, check_dtype_supported
 from plugrad.core.factories import _sizes, out_defaults, resolve_device, tensor
 from plugrad.core.outputs import write_out
@@ -247,6 +247,9 @@ def randint_like(t, low, high=None, *, dtype=None) -> Tensor:
 
 def randperm(n: int, *, dtype=None, device=None, generator=None) -> Tensor:
     """A random permutation of ``0..n-1``, drawn on the host generator."""
+    if int(n) < 0:
+        raise ArgumentError(f"randperm: Trying to create tensor with negative dimension {n}: "
+                            f"[{n}]")
     perm = host_rng(generator).permutation(int(n))
     return tensor(perm, dtype=dtype or _dt.int64, device=device)
 
@@ -279,13 +282,36 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return out
 
 
+def _check_probabilities(op, p, rows: bool) -> None:
+    """PyTorch's errors for probabilities that are not: NaN, infinite or negative entries,
+    above 1 for ``bernoulli``, a row of ``multinomial`` summing to zero (one host read)."""
+    def decide(host):
+        if not np.isfinite(host).all() or (host < 0).any():
+            if rows:
+                raise RuntimeError(f"{op}: probability tensor contains either `inf`, `nan` or "
+                                   f"element < 0")
+            raise RuntimeError(f"{op}: Expected p_in >= 0 && p_in <= 1 to be true, but got "
+                               f"false (a probability is NaN, infinite or negative)")
+        if not rows and (host > 1).any():
+            raise RuntimeError(f"{op}: Expected p_in >= 0 && p_in <= 1 to be true, but got "
+                               f"false (a probability is above 1)")
+        if rows and host.size and (host.reshape(-1, host.shape[-1]).sum(-1) <= 0).any():
+            raise RuntimeError(f"{op}: invalid multinomial distribution (sum of probabilities "
+                               f"<= 0)")
+        return True
+    if p.numel():
+        tracing.host_read(decide, p._k, p._data)
+
+
 def bernoulli(p, *, generator=None) -> Tensor:
+    _check_probabilities("bernoulli", p, rows=False)
     return (rand(tuple(p.shape), dtype=p.dtype, device=p.device, generator=generator) < p
             ).to(p.dtype)
 
 
 def multinomial(probs, num_samples: int, replacement: bool = False, *, generator=None):
     """Indices drawn from the rows of ``probs`` (non-negative, need not sum to 1)."""
+    _check_probabilities("multinomial", probs, rows=True)
     squeeze = probs.ndim == 1
     p = probs.reshape(1, -1) if squeeze else probs
     p = p.detach().to(_dt.float64)

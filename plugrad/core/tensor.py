@@ -268,7 +268,15 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None) -> bool:
         """Whether the elements lie in row-major order in their storage (PyTorch's rule:
-        size-1 dimensions don't count)."""
+        size-1 dimensions don't count). Asked of a channels-last format: whether row-major
+        order is also that one's, as where C is 1 or every spatial size is (arrays are never
+        stored channels-last here)."""
+        rank = getattr(memory_format, "_rank", None)
+        if rank is not None and self.ndim == rank:
+            if not aliasing.is_contiguous(self):
+                return False
+            shape = self._data.shape
+            return shape[1] == 1 or all(n == 1 for n in shape[2:])
         return aliasing.is_contiguous(self)
 
     def stride(self, dim: int | None = None):

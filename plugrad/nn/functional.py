@@ -168,7 +168,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != (c,):
-            raise ValueError(f"batch_norm: {name} should have shape [{c}] (the channel count "
+            raise plugrad.ShapeError(f"batch_norm: {name} should have shape [{c}] (the channel "
+                                     f"count "
                              f"of input {list(x.shape)}), got {list(t.shape)}")
     half = x.dtype in (plugrad.float16, plugrad.bfloat16)
     xs = x.float() if half else x
@@ -237,8 +238,8 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise NotImplementedError("embedding: sparse=True (a sparse gradient) is not supported; "
                                   "use sparse=False")
     if x.dtype.is_floating_point or x.dtype == plugrad.bool:
-        raise TypeError(f"embedding: Expected tensor for argument #1 'indices' to have one of "
-                        f"the following scalar types: Long, Int; but got {x.dtype} instead")
+        raise plugrad.DTypeError(f"embedding: Expected tensor for argument #1 'indices' to "
+                                 f"have one of the following scalar types: Long, Int; but got {x.dtype} instead")
     n = weight.shape[0]
     if x.numel():
         _host_read(functools.partial(_check_embedding_indices, n=n), x)

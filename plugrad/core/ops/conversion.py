@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
 from plugrad.core import naming
+from plugrad.core import memory_format as _formats
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, recording
 from plugrad.core.device import Device
@@ -75,7 +76,7 @@ def to(self, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    _formats.check("to", self.ndim, kwargs.pop("memory_format", None))
     if kwargs:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
     for a in args:
@@ -118,7 +119,13 @@ def type_(self, dtype=None, non_blocking: bool = False, **kwargs):
     if legacy is None and isinstance(dtype, str):
         legacy = _dt.parse_legacy_name(dtype)
     if legacy is None:
-        return to(self, _dt.get_dtype(dtype))
+        try:
+            target = _dt.get_dtype(dtype)
+        except TypeError:
+            if isinstance(dtype, str):  # PyTorch's error for a name that is no type
+                raise ValueError(f"invalid type: {dtype!r}") from None
+            raise
+        return to(self, target)
     target, cuda = legacy
     if cuda != (self.device.type == "cuda"):
         return to(self, target).to("cuda" if cuda else "cpu")

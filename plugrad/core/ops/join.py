@@ -11,7 +11,8 @@ from plugrad.core.aliasing import Slice
 from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import any_recording, record
 from plugrad.core.dtypes import result_type_of
-from plugrad.core.errors import ArgumentError, ShapeError, check_device, shape_str
+from plugrad.core.errors import (ArgumentError, IndexOutOfRangeError, ShapeError, check_device,
+                                 shape_str)
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import squeeze, unsqueeze, view_of
@@ -138,7 +139,8 @@ def narrow(x, dim, start, length):
     if start < 0:
         start += n
     if not (0 <= start <= n and 0 <= length and start + length <= n):
-        raise IndexError(f"narrow: start ({start}) + length ({length}) exceeds dimension size "
+        raise IndexOutOfRangeError(f"narrow: start ({start}) + length ({length}) exceeds "
+                                   f"dimension size "
                          f"({n}) of dimension {axis}")
     key = tuple(slice(start, start + length, 1) if i == axis else slice(0, s, 1)
                 for i, s in enumerate(x._data.shape))

@@ -17,7 +17,7 @@ from __future__ import annotations
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import OUTPUT
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import DTypeError, no_bool_kernel
+from plugrad.core.errors import DTypeError, IndexOutOfRangeError, no_bool_kernel
 from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state, no_grad
 from plugrad.core.ops._dims import filled, return_type
@@ -123,7 +123,7 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     axis = _wrap_dim(dim, x.ndim, "kthvalue")
     n = x.shape[axis] if x.ndim else 1
     if not 1 <= k <= n:
-        raise IndexError(f"kthvalue(): selected number k={k} out of range for dimension "
+        raise IndexOutOfRangeError(f"kthvalue(): selected number k={k} out of range for dimension "
                          f"{axis} of size {n} (input shape {list(x.shape)})")
     if x.ndim == 0:
         return kthvalue_t(x.clone(), filled(x, (), 0, _dt.int64))

@@ -11,6 +11,7 @@ from plugrad.core import aliasing
 from plugrad.core.aliasing import Expand, Permute, Reshape
 from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node, present_as
+from plugrad.core import memory_format as _formats
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import ShapeError, broadcast_shapes, shape_str
 from plugrad.core.grad_mode import _state
@@ -305,6 +306,7 @@ class CloneBackward0(Node):
 
 @op("clone", method="clone")
 def clone(x, *, memory_format=None):
+    _formats.check("clone", x.ndim, memory_format)
     r = _wrap(x._k.copy(x._data), x.dtype, x.device, x._k)
     if x._rg and _state.enabled:
         record(r, CloneBackward0(), (x,))
@@ -314,4 +316,5 @@ def clone(x, *, memory_format=None):
 @op(method="contiguous")
 def contiguous(x, memory_format=None):
     """``x`` itself where its elements are laid out in order, else a copy (PyTorch's)."""
+    _formats.check("contiguous", x.ndim, memory_format)
     return x if aliasing.is_contiguous(x) else clone(x)

@@ -347,6 +347,9 @@ class Module:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
+        fmt = kwargs.pop("memory_format", None)  # a layout request: no value changes
+        if fmt is not None and not isinstance(fmt, plugrad.memory_format):
+            raise TypeError(f"to() received an invalid memory_format {fmt!r}")
         if kwargs:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
