@@ -45,16 +45,6 @@ def edge_of(t):
     return None
 
 
-def backward_scalar(root, retain_graph: bool, create_graph: bool) -> None:
-    """``loss.backward()`` of a one-element ``root`` with a graph: the usual call."""
-    k = root._k
-    seed = k.full(root._data.shape, 1.0, root.dtype.name, root.device.index)
-    if create_graph:
-        seed = _wrap(seed, root.dtype, root.device, k)
-    run([((root.grad_fn, root._output_nr), seed)], tensor_mode=create_graph,
-        retain_graph=retain_graph, stored={id(seed)})
-
-
 def run_backward(tensors, grad_tensors, *, retain_graph: bool, create_graph: bool,
                  inputs=None, accumulate: bool = True):
     """Propagate ``grad_tensors`` (Tensors) from ``tensors`` to the leaves.
@@ -99,7 +89,7 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
         tracing.backward_from(edge[0] for edge, _ in starts)
     sinks: dict = {}
     if len(starts) == 1 and starts[0][0][0].n_outputs == 1 \
-            and starts[0][0][0].__class__ is not AccumulateGrad:
+            and type(starts[0][0][0]) is not AccumulateGrad:
         (node, _), g = starts[0]  # the usual loss.backward()
         buffers = {node: g}
         heap = [(-node.seq, node)]
@@ -122,8 +112,16 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
             if watch is not None or node.special:
                 outs = _run_detailed(node, g, tensor_mode, watch, stored)
             else:
-                if node._freed or node.versions:
-                    node.check_saved()
+                if node.versions or node._freed:
+                    # Node.check_saved's version comparison done here (no method call in
+                    # the usual case: nothing changed); freed nodes, and KeepsOutput ones
+                    # (their output's version too), run the method
+                    if node._freed or node._keeps_output:
+                        node.check_saved()
+                    else:
+                        for t, v in zip(node.saved, node.versions):
+                            if v is not None and t._vc[0] != v:
+                                node.check_saved()  # raises, with the message
                 if tensor_mode:
                     F = tensor_ops_for(node.k)
                     outs = node.grad(F, g, *node.saved_tensors())
@@ -132,7 +130,17 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
                     if node.records_inputs:
                         outs = link_constants(node, outs)
                 else:
-                    outs = node.grad(node.k, g, *node.arrays)
+                    arrays = node.arrays
+                    # fixed arity where it is common: a plain call, no argument tuple built
+                    n = len(arrays)
+                    if n == 2:
+                        outs = node.grad(node.k, g, arrays[0], arrays[1])
+                    elif n == 0:
+                        outs = node.grad(node.k, g)
+                    elif n == 1:
+                        outs = node.grad(node.k, g, arrays[0])
+                    else:
+                        outs = node.grad(node.k, g, *arrays)
                     if node.meta is not None:
                         outs = to_inputs(node.k, outs, node.meta)
             if not retain_graph and node.saved:
@@ -146,10 +154,10 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
                 child = e[0]
                 if needed is not None and child not in needed:
                     continue
-                if child.__class__ is AccumulateGrad:
+                if type(child) is AccumulateGrad:  # (type(): no attribute lookup)
                     old = sinks.get(child)
                     sinks[child] = go if old is None else (
-                        old + go if tensor_mode else child.k.add(old, go))
+                        old + go if tensor_mode else _sink_table(child).add(old, go))
                 elif child.n_outputs == 1:
                     old = get(child)
                     if old is None:
@@ -166,7 +174,7 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
                     continue
             elif not accumulate:
                 continue
-            var = acc.variable
+            var = acc._variable()  # (AccumulateGrad.variable without the property call)
             if var is None:  # the leaf is gone: nobody can see its gradient
                 continue
             if tensor_mode:
@@ -233,11 +241,18 @@ def _run_detailed(node, g, tensor_mode, watch, stored):
     return outs
 
 
+def _sink_table(acc):
+    """``acc.k`` (the leaf's table now) without the property's call through C."""
+    v = acc._variable()
+    return acc._k_made if v is None else v._k
+
+
 def _deposit(child, nr, g, buffers, sinks, heap, tensor_mode) -> None:
     """Hand gradient ``g`` of output ``nr`` to ``child``, summing with what it has."""
-    if child.__class__ is AccumulateGrad:
+    if type(child) is AccumulateGrad:
         old = sinks.get(child)
-        sinks[child] = g if old is None else (old + g if tensor_mode else child.k.add(old, g))
+        sinks[child] = g if old is None else (
+            old + g if tensor_mode else _sink_table(child).add(old, g))
         return
     if child.n_outputs == 1:
         old = buffers.get(child)

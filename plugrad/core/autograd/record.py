@@ -35,12 +35,17 @@ def any_recording(tensors) -> bool:
 
 
 def _edge(t):
+    """:func:`edge_of` for an operand that may be no Tensor; a leaf's accumulator, once
+    made, is taken here without the call."""
     if not isinstance(t, Tensor):
         return None
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
-    return edge_of(t) if t._rg else None
+    if t._rg:
+        acc = t._accum
+        return (acc, 0) if acc is not None else edge_of(t)
+    return None
 
 
 def record(out: Tensor, node, inputs, saved=(), arrays=None) -> Tensor:
@@ -95,11 +100,19 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
     ta = isinstance(a, Tensor)
     if ta:
         fn = a.grad_fn
-        ea = (fn, a._output_nr) if fn is not None else (edge_of(a) if a._rg else None)
+        if fn is not None:
+            ea = (fn, a._output_nr)
+        elif a._rg:  # a leaf: its accumulator, once made, without the call
+            acc = a._accum
+            ea = (acc, 0) if acc is not None else edge_of(a)
     tb = isinstance(b, Tensor)
     if tb:
         fn = b.grad_fn
-        eb = (fn, b._output_nr) if fn is not None else (edge_of(b) if b._rg else None)
+        if fn is not None:
+            eb = (fn, b._output_nr)
+        elif b._rg:  # a leaf: its accumulator, once made, without the call
+            acc = b._accum
+            eb = (acc, 0) if acc is not None else edge_of(b)
     node.next = (ea, eb)
     if saved:
         node.saved = saved

@@ -8,8 +8,9 @@ from __future__ import annotations
 import weakref
 
 from plugrad.core.autograd import functional
-from plugrad.core.autograd.engine import backward_scalar
+from plugrad.core.autograd.engine import run
 from plugrad.core.autograd.node import _Handle
+from plugrad.core.tensor import _wrap
 
 
 def retain_grad(self) -> None:
@@ -57,12 +58,19 @@ def add_node_hook(self, hook):
 
 def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Compute the gradient of this tensor w.r.t. the graph leaves, into their ``.grad``."""
-    if (gradient is None and inputs is None and self.grad_fn is not None
-            and (not self._data.shape or self.numel() == 1)):
-        # the usual `loss.backward()`: skip the general checks
-        backward_scalar(self, bool(create_graph if retain_graph is None else retain_graph),
-                        create_graph)
-        return
+    fn = self.grad_fn
+    if gradient is None and inputs is None and fn is not None:
+        shape = self._data.shape
+        if not shape or self.numel() == 1:
+            # the usual `loss.backward()`: skip the general checks; the seed is ones
+            k = self._k
+            seed = k.full(shape, 1.0, self.dtype.name, self.device.index)
+            if create_graph:
+                seed = _wrap(seed, self.dtype, self.device, k)
+            run([((fn, self._output_nr), seed)], tensor_mode=create_graph,
+                retain_graph=bool(create_graph if retain_graph is None else retain_graph),
+                stored={id(seed)})
+            return
     functional.backward(self, gradient, retain_graph=retain_graph,
                         create_graph=create_graph, inputs=inputs)
 
