@@ -131,11 +131,9 @@ _UPDATE_UFUNCS = {"add": _ieee_update(np.add), "sub": _ieee_update(np.subtract),
                   "mul": _ieee_update(np.multiply), "div": _ieee_update(np.divide)}
 
 
-def _size(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+_prod = __import__("math").prod
+_NP_DTYPE = {n: np.dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64",
+                                      "float16", "float32", "float64")}
 
 
 _DTYPE_NAMES: dict = {}
@@ -183,8 +181,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     @staticmethod
     def full(shape, value, dtype, device):
         try:  # a value beyond a narrow float's range rounds to inf, quietly (see _ieee)
-            if not shape:  # a 0-d array (the backward seed)
-                return np.array(value, dtype=dtype)
+            if not shape:  # a 0-d array (the backward seed); the dtype object, not its name
+                return np.array(value, _NP_DTYPE.get(dtype) or dtype)  # (parsed per call)
             out = np.empty(shape, dtype=dtype)  # np.full is Python: its warnings are NumPy's
             out.fill(value)
             return out
@@ -348,8 +346,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
 
     def broadcast_to(self, x, shape):
         # np.broadcast_to costs ~3 µs of Python; for small results a filled copy is cheaper.
-        if _size(shape) <= 4096:
-            out = np.empty(shape, dtype=x.dtype)
+        if _prod(shape) <= 4096:
+            out = np.empty(shape, x.dtype)
             out[...] = x
             return out
         return np.broadcast_to(x, shape)

@@ -38,10 +38,10 @@ def edge_of(t):
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     if t._rg:
-        acc = t._accum
-        if acc is None:
-            acc = t._accum = AccumulateGrad(t)
-        return (acc, 0)
+        edge = t._accum  # a leaf keeps the edge to its accumulator: made once, not per op
+        if edge is None:
+            edge = t._accum = (AccumulateGrad(t), 0)
+        return edge
     return None
 
 
@@ -112,14 +112,15 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
             if watch is not None or node.special:
                 outs = _run_detailed(node, g, tensor_mode, watch, stored)
             else:
-                if node.versions or node._freed:
+                versions = node.versions
+                if versions or node._freed:
                     # Node.check_saved's version comparison done here (no method call in
                     # the usual case: nothing changed); freed nodes, and KeepsOutput ones
                     # (their output's version too), run the method
                     if node._freed or node._keeps_output:
                         node.check_saved()
                     else:
-                        for t, v in zip(node.saved, node.versions):
+                        for t, v in zip(node.saved, versions):
                             if v is not None and t._vc[0] != v:
                                 node.check_saved()  # raises, with the message
                 if tensor_mode:

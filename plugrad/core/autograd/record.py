@@ -35,16 +35,16 @@ def any_recording(tensors) -> bool:
 
 
 def _edge(t):
-    """:func:`edge_of` for an operand that may be no Tensor; a leaf's accumulator, once
-    made, is taken here without the call."""
+    """:func:`edge_of` for an operand that may be no Tensor; a leaf's edge, once made, is
+    taken here without the call."""
     if not isinstance(t, Tensor):
         return None
     fn = t.grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     if t._rg:
-        acc = t._accum
-        return (acc, 0) if acc is not None else edge_of(t)
+        edge = t._accum
+        return edge if edge is not None else edge_of(t)
     return None
 
 
@@ -102,17 +102,19 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
         fn = a.grad_fn
         if fn is not None:
             ea = (fn, a._output_nr)
-        elif a._rg:  # a leaf: its accumulator, once made, without the call
-            acc = a._accum
-            ea = (acc, 0) if acc is not None else edge_of(a)
+        elif a._rg:  # a leaf: its edge, once made, without the call
+            ea = a._accum
+            if ea is None:
+                ea = edge_of(a)
     tb = isinstance(b, Tensor)
     if tb:
         fn = b.grad_fn
         if fn is not None:
             eb = (fn, b._output_nr)
-        elif b._rg:  # a leaf: its accumulator, once made, without the call
-            acc = b._accum
-            eb = (acc, 0) if acc is not None else edge_of(b)
+        elif b._rg:  # a leaf: its edge, once made, without the call
+            eb = b._accum
+            if eb is None:
+                eb = edge_of(b)
     node.next = (ea, eb)
     if saved:
         node.saved = saved
@@ -130,9 +132,11 @@ def record_binary(out: Tensor, node, a, b, saved=(), arrays=()) -> Tensor:
             node.keep_output(out)
             arrays = tuple(out._data if s is OUTPUT else x for s, x in zip(saved, arrays))
         node.arrays = arrays
-    shape, dt = out._data.shape, out.dtype
-    if not (ta and tb and a.dtype is dt and b.dtype is dt and a._data.shape == shape
-            and b._data.shape == shape):
+    dt = out.dtype
+    # two Tensors of the result's dtype and of one shape (then the result's): the usual case
+    if not (ta and tb and a.dtype is dt and b.dtype is dt
+            and a._data.shape == b._data.shape):
+        shape = out._data.shape
         ma = None if not ta or (a.dtype is dt and a._data.shape == shape) else (
             a._data.shape, None if a.dtype is dt else a.dtype.name)
         mb = None if not tb or (b.dtype is dt and b._data.shape == shape) else (

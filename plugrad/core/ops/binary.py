@@ -23,7 +23,8 @@ from plugrad.core.tensor import Tensor, _wrap
 class AddBackward0(Node):
 
     def grad(self, F, g):
-        return (g if self.next[0] else None), (g if self.next[1] else None)
+        a, b = self.next
+        return (g if a else None), (g if b else None)
 
 
 class SubBackward0(Node):
@@ -107,7 +108,8 @@ def _with_number(k, kernel, dt, ad, bd):
 class MulBackward0(Node):
 
     def grad(self, F, g, a, b):
-        return (F.mul(g, b) if self.next[0] else None), (F.mul(g, a) if self.next[1] else None)
+        ea, eb = self.next
+        return (F.mul(g, b) if ea else None), (F.mul(g, a) if eb else None)
 
 
 @op("mul multiply", method="mul multiply", inplace="mul_ multiply_", dunder="__mul__ __rmul__",

@@ -44,7 +44,7 @@ class MeanBackward0(SumBackward0):
 
 def _reduce_sum(name, x, dim, keepdim, dtype, mean):
     shape = x._data.shape
-    axes = normalize_dims(dim, len(shape), name)
+    axes = None if dim is None else normalize_dims(dim, len(shape), name)
     k = x._k
     out_dt = x.dtype if dtype is None else _dt.get_dtype(dtype)
     if mean:
@@ -83,12 +83,12 @@ def _reduce_sum(name, x, dim, keepdim, dtype, mean):
 
 @op("sum", method="sum")
 def sum(x, dim=None, keepdim=False, *, dtype=None):
-    return _reduce_sum("sum", x, dim, keepdim, dtype, mean=False)
+    return _reduce_sum("sum", x, dim, keepdim, dtype, False)
 
 
 @op("mean", method="mean")
 def mean(x, dim=None, keepdim=False, *, dtype=None):
-    return _reduce_sum("mean", x, dim, keepdim, dtype, mean=True)
+    return _reduce_sum("mean", x, dim, keepdim, dtype, True)
 
 
 @op("nansum", method="nansum")
