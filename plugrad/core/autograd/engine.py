@@ -114,15 +114,17 @@ def run(starts, *, tensor_mode: bool, retain_graph: bool, stored: set, targets=N
             else:
                 versions = node.versions
                 if versions or node._freed:
-                    # Node.check_saved's version comparison done here (no method call in
-                    # the usual case: nothing changed); freed nodes, and KeepsOutput ones
-                    # (their output's version too), run the method
-                    if node._freed or node._keeps_output:
+                    # the comparisons of check_saved (Node's, and KeepsOutput's of the
+                    # output's version) done here: no method call in the usual case,
+                    # nothing changed; the method runs to raise, with its message
+                    if node._freed:
                         node.check_saved()
-                    else:
-                        for t, v in zip(node.saved, versions):
-                            if v is not None and t._vc[0] != v:
-                                node.check_saved()  # raises, with the message
+                    for t, v in zip(node.saved, versions):
+                        if v is not None and t._vc[0] != v:
+                            node.check_saved()
+                    if node._keeps_output and node.out_data is not None \
+                            and node.out_vc[0] != node.out_version:
+                        node.check_saved()
                 if tensor_mode:
                     F = tensor_ops_for(node.k)
                     outs = node.grad(F, g, *node.saved_tensors())

@@ -62,24 +62,38 @@ def record(out: Tensor, node, inputs, saved=(), arrays=None) -> Tensor:
         node.next = (_edge(inputs[0]),)
     elif n == 2:
         node.next = (_edge(inputs[0]), _edge(inputs[1]))
+    elif n == 3:
+        node.next = (_edge(inputs[0]), _edge(inputs[1]), _edge(inputs[2]))
     else:
         node.next = tuple([_edge(t) for t in inputs])
     if saved:
         node.saved = saved
-        versions = []
-        data = []
-        for s in saved:
-            if isinstance(s, Tensor):
-                versions.append(s._vc[0])
-                data.append(s._data)
-            else:
-                versions.append(None)
-                if s is OUTPUT:
-                    node.keep_output(out)
-                    s = out._data
-                data.append(s)
-        node.versions = tuple(versions)
-        node.arrays = tuple(data) if arrays is None else arrays
+        ns = len(saved)
+        s0 = saved[0]
+        # the usual cases first: the output alone (relu, exp...), or two Tensors (linear)
+        if ns == 1 and s0 is OUTPUT:
+            node.keep_output(out)
+            node.versions = (None,)
+            node.arrays = (out._data,) if arrays is None else arrays
+        elif ns == 2 and isinstance(s0, Tensor) and isinstance(saved[1], Tensor):
+            s1 = saved[1]
+            node.versions = (s0._vc[0], s1._vc[0])
+            node.arrays = (s0._data, s1._data) if arrays is None else arrays
+        else:
+            versions = []
+            data = []
+            for s in saved:
+                if isinstance(s, Tensor):
+                    versions.append(s._vc[0])
+                    data.append(s._data)
+                else:
+                    versions.append(None)
+                    if s is OUTPUT:
+                        node.keep_output(out)
+                        s = out._data
+                    data.append(s)
+            node.versions = tuple(versions)
+            node.arrays = tuple(data) if arrays is None else arrays
     node.seq = next(_sequence)
     node.k = out._k
     node.device = out.device
