@@ -148,17 +148,18 @@ class Optimizer:
         """Clear every parameter's ``.grad`` (to None, or to zeros in place)."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
+                if set_to_none:  # (None or not, the result is None: no read needed)
                     p.grad = None
-                else:  # the same tensor, zeroed (it may be held elsewhere)
-                    g = p.grad
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+                    continue
+                g = p.grad
+                if g is None:
+                    continue
+                # the same tensor, zeroed (it may be held elsewhere)
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
 
     def step(self, closure=None):
         raise NotImplementedError

@@ -68,6 +68,8 @@ class Module:
     def __call__(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
+            if len(args) == 1 and not kwargs:  # the usual module(x): a plain call, no
+                return self.forward(args[0])   # argument tuple rebuilt through C
             return self.forward(*args, **kwargs)
         return call_with_hooks(self, args, kwargs)
 
