@@ -134,6 +134,7 @@ _UPDATE_UFUNCS = {"add": _ieee_update(np.add), "sub": _ieee_update(np.subtract),
 _prod = __import__("math").prod
 _NP_DTYPE = {n: np.dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64",
                                       "float16", "float32", "float64")}
+_ONES = {n: np.array(1.0, d) for n, d in _NP_DTYPE.items()}  # copied, never handed out
 
 
 _DTYPE_NAMES: dict = {}
@@ -181,8 +182,13 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     @staticmethod
     def full(shape, value, dtype, device):
         try:  # a value beyond a narrow float's range rounds to inf, quietly (see _ieee)
-            if not shape:  # a 0-d array (the backward seed); the dtype object, not its name
-                return np.array(value, _NP_DTYPE.get(dtype) or dtype)  # (parsed per call)
+            if not shape:  # 0-d: the backward seed is a copy of a cached one; other values
+                # get the dtype object, not its name (a name is parsed per call)
+                if type(value) is float and value == 1.0:
+                    one = _ONES.get(dtype)
+                    if one is not None:
+                        return one.copy()
+                return np.array(value, _NP_DTYPE.get(dtype) or dtype)
             out = np.empty(shape, dtype=dtype)  # np.full is Python: its warnings are NumPy's
             out.fill(value)
             return out
