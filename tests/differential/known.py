@@ -277,13 +277,6 @@ KNOWN: list[Known] = [
           why="nan from an unselected branch is an artefact of torch's rule, not worth copying",
           example=Case('renorm', 'cpu', 'float64', sample=12, family='extreme', seed=709887,
                        form='inplace_view', order=2)),
-    Known(("triangular_solve", "linalg.solve_triangular"), "wrong/grad*", family="[es]*",
-          torch="gradients at non-finite or overflowing inputs: its rule's transposed solve "
-                "and outer product give nan where plugrad has a value, or the reverse",
-          plugrad="the gradient of the substitution (values agree with torch's)",
-          why="special values in a solve's gradient: artefacts of the evaluation order",
-          example=Case('triangular_solve', 'cpu', 'float64', sample=14, family='extreme',
-                       seed=512247, order=2)),
     Known(("orgqr", "linalg.householder_product"), "wrong/grad*", family="[est]*",
           detail="*: torch np.float64(nan) vs plugrad*",
           torch="nan gradients where a reflector I - tau v v^T is singular (tau |v|^2 == 1, "
@@ -308,17 +301,6 @@ KNOWN: list[Known] = [
           why="a torch bug (its half kernel), not a result to copy",
           example=Case('linalg.matrix_exp', 'cpu', 'float16', sample=3, family='zeros',
                        seed=511786)),
-    Known(("lu", "linalg.lu", "linalg.lu_factor", "linalg.lu_factor_ex", "linalg.lu_factor rect",
-           "linalg.lu_solve", "lu_solve"), "wrong/grad*", family="[es]*",
-          torch="gradients at NaN / inf / huge inputs by its rule (linalg_lu_backward's "
-                "triangular solves with the factors; lu_solve's with LU^-1): NaN spreads to "
-                "entries the elimination never mixed",
-          plugrad="the gradient of the LU composite's elimination steps (the values agree, "
-                  "as MKL's getrf; finite inputs' gradients agree)",
-          why="special values of gradients at non-finite factors; the rule needs an LU node "
-              "of its own (pending)",
-          example=Case('lu', 'cpu', 'float64', sample=5, family='special', seed=1019176,
-                       order=2)),
     Known(("linalg.solve", "linalg.tensorsolve", "linalg.cond", "cholesky_solve"), "*",
           family="[es]*",
           torch="solves at NaN / inf / huge inputs: a pivot MKL's fused multiply-adds leave as "
@@ -333,8 +315,8 @@ KNOWN: list[Known] = [
     Known(("linalg.lstsq",), "*", family="[es]*",
           torch="gelsy (QR with column pivoting) at NaN / inf / huge inputs: its rank and "
                 "special values; an INTERNAL ASSERT (illegal argument) for some NaN inputs",
-          plugrad="the minimum-norm solution by the pseudo-inverse: rank 0 and other special "
-                  "values",
+          plugrad="the minimum-norm solution by the pseudo-inverse: other special values "
+                  "(the rank is gelsy's: of the scaled matrix, 1 at inf / NaN)",
           why="a rank-revealing factorisation of non-finite input is implementation-defined; "
               "the INTERNAL ASSERT is a torch bug",
           example=Case('linalg.lstsq', 'cpu', 'float32', sample=6, family='special',
@@ -359,13 +341,14 @@ KNOWN: list[Known] = [
               "not check",
           example=Case('qr', 'cpu', 'float64', sample=15, family='zeros', seed=739922,
                        order=2)),
-    Known(("linalg.householder_product", "orgqr"), "wrong/value", family="[es]*",
-          torch="NaN / inf reflectors: LAPACK's dorg2r applies each to its block only, "
-                "skipping zero columns (0 where plugrad has NaN)",
-          plugrad="the products of the reflectors (NaN through 0 * inf)",
-          why="special values of non-finite reflectors",
-          example=Case('linalg.householder_product', 'cpu', 'float64', sample=6,
-                       family='special', seed=240022, order=1)),
+    Known(("linalg.householder_product", "orgqr"), "wrong/value", family="extreme",
+          torch="reflectors whose products overflow: inf or NaN by LAPACK's dlarf (a gemv "
+                "and a rank-one update in BLAS's order)",
+          plugrad="the same reflections (dlarf's skipping of tau == 0 and of trailing zero "
+                  "rows and columns included) in NumPy's order: the other of inf / NaN",
+          why="overflowing intermediates: artefacts of the evaluation order, as mm above",
+          example=Case('linalg.householder_product', 'cpu', 'float64', sample=2,
+                       family='extreme', seed=112960)),
     # ------------------------------------------------------------ nn ops (new this round)
     Known(("nn.functional.cosine_embedding_loss",
            "nn.functional.hinge_embedding_loss",

@@ -214,3 +214,160 @@ def test_svd_of_non_finite_matrices(device, A):
     else:
         np.testing.assert_allclose(host(plugrad.linalg.svdvals(p)), want.numpy(),
                                    equal_nan=True)
+
+
+def _grads_as_torch(device, fn, values, order=1, rtol=1e-6, atol=1e-9):
+    """The gradients (to ``order``) of ``sum(w * fn(lib, *inputs))`` (the floating outputs
+    that require grad, fixed weights) in plugrad and torch, compared NaN for NaN (with
+    the differential suite's gradient tolerances)."""
+    ps, ts = zip(*(_pair(device, v, requires_grad=True) for v in values))
+    outs = {}
+    for lib, xs in ((plugrad, ps), (torch, ts)):
+        out = fn(lib, *xs)
+        out = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+               if o.requires_grad]
+        for k in range(order):
+            kw = {"device": device} if lib is plugrad else {}
+            loss = sum((o * lib.tensor(np.cos(np.arange(o.numel()) + k).reshape(
+                tuple(o.shape)), **kw)).sum() for o in out)
+            gs = lib.autograd.grad(loss, xs, create_graph=k + 1 < order, allow_unused=True)
+            out = [g for g in gs if g is not None and (k + 1 == order or g.requires_grad)]
+        outs[lib.__name__] = out
+    assert len(outs["plugrad"]) == len(outs["torch"])
+    for got, want in zip(outs["plugrad"], outs["torch"]):
+        np.testing.assert_allclose(host(got), want.detach().numpy(), rtol=rtol, atol=atol,
+                                   equal_nan=True)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("case", [
+    ("solve_triangular", dict(upper=False, left=False),
+     [[-_BIG / 4, _BIG, 0.68], [_INF, -_INF, -0.19], [_BIG / 4, 0.17, _BIG / 2]],
+     [[-0.11, -1.79, _NAN], [1.70, _BIG / 4, 1.75]]),
+    ("triangular_solve", dict(upper=True),
+     [[_NAN, 1.93], [-1.35, -_BIG / 4], [_BIG / 2, 1.80]],
+     [[1.09, -1.93, -0.50], [-1.03, _NAN, _INF], [-_BIG, 1.67, 3.24]]),
+    ("triangular_solve", dict(upper=False, transpose=True),
+     [[-_INF], [1.49], [-0.91]], [[3.73, 0.81, -5e-324], [0.72, 4.0, 1.0], [0.5, 2.5, 3.0]]),
+    ("solve_triangular", dict(upper=True, unitriangular=True),
+     [[1.0, 2.0, _INF], [0.0, 3.0, 1.0], [1e300, 1.0, 2.0]], [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+])
+def test_triangular_solve_gradients_as_torch(device, case, order):
+    """PyTorch's rule (linalg_solve_triangular_backward: gB = A^-T g by the other
+    triangle's solve, gA = -gB X^T in A's triangle) gives its NaN / inf at special values,
+    also twice differentiated."""
+    name, kw, first, second = case
+
+    def fn(lib, x, y):
+        if name == "triangular_solve":
+            return lib.triangular_solve(x, y, **kw)[0]
+        return lib.linalg.solve_triangular(x, y, **kw)
+
+    _grads_as_torch(device, fn, [first, second], order)
+
+
+def _lu_factor(lib, A):
+    return lib.linalg.lu_factor(A)[0]
+
+
+def _linalg_lu(lib, A):
+    return lib.linalg.lu(A)[1:]
+
+
+def _lu_solve(lib, A, B):
+    return lib.linalg.lu_solve(*lib.linalg.lu_factor(A), B)
+
+
+def _lu_solve_old(lib, A, B):
+    return lib.lu_solve(B, *lib.linalg.lu_factor(A))
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("fn, values", [
+    (_lu_factor, [[[[-_INF, -0.04, 0.74], [-1.5, 2.30, -1.08], [0.50, 0.21, 4.95]],
+                   [[1.78, 0.49, 1.0], [0.60, 3.69, -1.62], [-0.93, 0.0, 3.0]]]]),
+    (_lu_factor, [[[3.69, -_INF, _BIG / 2], [_BIG / 4, 4.79, _BIG / 4],
+                   [-0.56, _BIG / 4, 2.57]]]),
+    (_lu_factor, [[[_INF, 2.5, 0.79], [1.07, 1.43, 1000.0], [2.5, -1.18, -0.23],
+                   [0.87, -0.29, -0.0]]]),                               # tall
+    (_lu_factor, [[[0.36, -1.28, 0.39], [_INF, 1.17, -0.76]]]),          # wide
+    (_linalg_lu, [[[[_BIG / 4, _BIG / 4, 0.34], [_BIG / 2, 2.79, 1.57], [_BIG, -0.75, 2.66]],
+                   [[_BIG / 2, _BIG, -0.65], [0.48, 4.79, 1.48], [_INF, -0.26, 4.72]]]]),
+    (_linalg_lu, [[[_NAN, 1.0, 2.0], [0.5, 3.0, 1.0], [4.0, 1.0, 0.5], [1.0, 2.0, 3.0]]]),
+    (_linalg_lu, [[[1.0, _INF, 2.0, 0.5], [3.0, 1.0, 1.0, -1.0]]]),
+    (_lu_solve, [[[2.99, -0.27, _BIG], [0.0, 3.44, -1.46], [1.82, 2.2e-308, 3.34]],
+                 [[_NAN, 1.0], [-0.01, 0.5], [0.96, 1.61]]]),
+    (_lu_solve_old, [[[1003.0, -0.39, -0.5], [1.65, 2.59, -_BIG], [1.34, 1.15, 4.60]],
+                     [[1.73, 1.99], [5e-324, 0.0], [1.04, 1.99]]]),
+])
+def test_lu_family_gradients_as_torch(device, fn, values, order):
+    """PyTorch's rules (lu_factor_ex_backward / linalg_lu_backward: triangular solves with the
+    unpacked factors; linalg_lu_solve_LU) give its NaN / inf at non-finite and huge
+    factors, also twice differentiated."""
+    _grads_as_torch(device, fn, values, order)
+
+
+@pytest.mark.parametrize("A, tau", [
+    ([[-0.10, 1.63, -1.15], [1.33, 0.78, 2.5], [1.43, -_INF, -1.68], [0.78, 0.57, 0.0]],
+     [-0.0, 0.86, 1.19]),                                   # tau == 0: H_1 not applied
+    ([[1.0, 0.0], [_INF, 1.0], [2.0, 3.0]], [0.0, 0.5]),   # ... its column still scaled
+    ([[1.0, 0.0], [2.0, 1.0], [0.0, _INF]], [0.5, 0.5]),   # v's trailing zero row
+    ([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, _INF, 2.0], [0.0, 0.0, 0.0]], [0.5, 0.3, 0.0]),
+    ([[1.0, 0.0, 0.0], [2.0, 1.0, 0.0], [_NAN, 0.0, 2.0], [0.0, 0.0, 0.0]], [0.5, 0.3, 0.2]),
+])
+def test_householder_product_special_values_as_lapack(device, A, tau):
+    """LAPACK's dorg2r/dlarf skip a reflector with tau == 0 and the rows after v's last
+    nonzero and the columns after C's last nonzero one: an inf there leaves 0, not NaN."""
+    (pa, ta), (pt, tt) = _pair(device, A), _pair(device, tau)
+    np.testing.assert_allclose(host(plugrad.linalg.householder_product(pa, pt)),
+                               torch.linalg.householder_product(ta, tt).numpy(), rtol=1e-12,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("A, n", [
+    ([[[3.47, 1000.0], [1.0, -4.5]], [[-_INF, -0.81], [0.41, 3.0]]], 3),
+    ([[[-_INF, _INF], [_INF, 3.12]], [[-3.02, -0.13], [_INF, 3.44]]], 3),
+    ([[1.0, _INF], [_NAN, 2.0]], 1),
+])
+def test_matrix_power_association_as_torch(device, A, n):
+    """PyTorch multiplies A^3 as (A A) A (A (A A) gives -inf where it has NaN); n == 1 is a
+    copy, not the input itself."""
+    p, t = _pair(device, A)
+    got = plugrad.linalg.matrix_power(p, n)
+    np.testing.assert_allclose(host(got), torch.linalg.matrix_power(t, n).numpy(),
+                               rtol=1e-12, equal_nan=True)
+    assert n != 1 or got is not p
+
+
+@pytest.mark.parametrize("fn, values", [
+    (lambda lib, A, B: lib.linalg.tensorsolve(A, B),
+     [[[[4.18, -0.07, -0.44, -1.22], [-1.5, 2.19, _INF, 1.44]],
+       [[5e-324, -0.07, -_BIG, 1.16], [-2.2e-308, -5e-324, 0.18, -_INF]]],
+      [[-0.02, 0.0], [-5e-324, -0.43]]]),
+    (lambda lib, A, B: lib.linalg.solve(A, B),
+     [[[4.18, -0.07, -0.44, -1.22], [-1.5, 2.19, _INF, 1.44],
+       [5e-324, -0.07, -_BIG, 1.16], [-2.2e-308, -5e-324, 0.18, -_INF]],
+      [[-0.02], [0.0], [-5e-324], [-0.43]]]),
+])
+def test_solve_gradient_at_special_values_as_torch(device, fn, values):
+    """PyTorch's backward solves A^T gB = g with the forward's LU factors of A (P L^-T U^-T
+    g): a fresh factorisation of A^T spreads a NaN into other entries."""
+    _grads_as_torch(device, fn, values, 1)
+
+
+@pytest.mark.parametrize("A, B, dtype", [
+    ([[-_BIG, -1.07], [_BIG / 2, -1.59], [-1.73, 1.41], [-1.52, 1.25]],
+     [[-1.23], [1.0], [-0.04], [1.12]], "float64"),         # scaled: rank 1
+    ([[-0.98, 0.47], [-1.72, -3.4e38], [-3.4e38, 1.16], [-8.5e37, -0.24]],
+     [[1.7e38], [1.75], [-1.15], [-1.98]], "float32"),      # sv overflow unscaled: rank 2
+    ([[1.61, -0.50], [-0.0018, 1.0], [_INF, 0.20], [1.88, 100.0]],
+     [[1.0], [-1.66], [0.0], [0.16]], "float32"),           # an inf: gelsy's rank 1
+    ([[-1.46, _INF], [-1.46, -_INF], [-_INF, -1.80], [1.66, -1.33]],
+     [[-1.0], [2.0], [-1.58], [1.22]], "float64"),
+    ([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]], [[1.0], [2.0], [3.0]], "float64"),  # rank 1
+])
+def test_lstsq_rank_as_gelsy(device, A, B, dtype):
+    """gelsy scales a matrix near the overflow threshold before its rank-revealing QR (the
+    unscaled singular values overflowed: rank 0), and reports rank 1 at inf / NaN."""
+    (pa, ta), (pb, tb) = _pair(device, A, dtype), _pair(device, B, dtype)
+    assert int(plugrad.linalg.lstsq(pa, pb).rank) == int(torch.linalg.lstsq(ta, tb).rank)

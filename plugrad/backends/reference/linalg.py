@@ -160,11 +160,11 @@ def _jacobi_eigh(a):
     return [a[i][i] for i in order], [[row[i] for i in order] for row in v]
 
 
-def _complete(cols, m):
-    """Orthonormal columns (lists of length ``m``) extended to ``m`` of them."""
+def _complete(cols, count, m):
+    """Orthonormal columns (lists of length ``m``) extended to ``count`` of them."""
     out = [c[:] for c in cols]
     for e in range(m):
-        if len(out) == m:
+        if len(out) == count:
             break
         v = [float(i == e) for i in range(m)]
         for _ in range(2):  # Gram-Schmidt, twice for orthogonality to rounding
@@ -207,7 +207,7 @@ def _jacobi_svd(a, full):
     s = [sv[i] for i in order]
     tiny = (s[0] if s else 0.0) * _EPS * max(m, n)
     ucols = [[x / sv[i] for x in w[i]] for i in order if sv[i] > tiny and sv[i] > 0.0]
-    ucols = _complete(ucols, m if full else n)
+    ucols = _complete(ucols, m if full else n, m)
     vrows = [v[i] for i in order]
     return _transpose(ucols), s, vrows
 

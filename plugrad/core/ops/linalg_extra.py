@@ -14,6 +14,7 @@ from plugrad.core import factories
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, ShapeError, broadcast_shapes, c_dtype_name
+from plugrad.core.grad_mode import _state as _grad_state
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops import linalg_decomp as D
 from plugrad.core.ops.declare import op
@@ -22,6 +23,7 @@ from plugrad.core.ops.linalg import matmul
 from plugrad.core.ops.linalg_lu_steps import _substitute
 from plugrad.core.ops.select import where
 from plugrad.core.ops.statistics import norm as _pnorm
+from plugrad.core.ops.tensor_rule import TensorRule
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 svd_result = namedtuple("svd", ["U", "S", "V"])
@@ -219,6 +221,20 @@ def _stack(ts):
     return cat([t.unsqueeze(0) for t in ts], 0)
 
 
+class LinalgSolveTriangularBackward0(TensorRule):
+    """``gB = A^-T g`` (the other triangle's solve), ``gA = -gB X^T`` (``-X^T gB`` when not
+    ``left``) in ``A``'s triangle (without the diagonal when ``unitriangular``)."""
+
+    def rule(self, g, A, X):
+        upper, left, unit = self.upper, self.left, self.unitriangular
+        gB = solve_triangular(A.mT, g, upper=not upper, left=left, unitriangular=unit)
+        gA = None
+        if self.next[0]:
+            gA = -(gB @ X.mT) if left else -(X.mT @ gB)
+            gA = gA.triu(int(unit)) if upper else gA.tril(-int(unit))
+        return gA, (gB if self.next[1] else None)
+
+
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """``X`` with ``A X = B`` (``X A = B``) reading only ``A``'s upper (lower) triangle, its
     diagonal taken as ones when ``unitriangular``; the gradient w.r.t. ``A`` is that
@@ -227,10 +243,12 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     n = A.shape[-1]
     mask = [[((j >= i) if upper else (j <= i)) and not (unitriangular and i == j)
              for j in range(n)] for i in range(n)]
-    # (a where, not a product with the mask: an inf or NaN in the other triangle is not read)
-    T = A.where(factories.tensor(mask, device=A.device), 0.0) if n else A
-    if unitriangular:
-        T = T + factories.eye(n, dtype=A.dtype, device=A.device)
+    with no_grad():  # (a where, not a product with the mask: the other triangle's inf or
+        # NaN is not read)
+        T = A.detach().where(factories.tensor(mask, device=A.device), 0.0) if n else \
+            A.detach()
+        if unitriangular:
+            T = T + factories.eye(n, dtype=A.dtype, device=A.device)
     if B.ndim < 2:
         raise ShapeError(f"linalg.solve_triangular: The input tensor B must have at least 2 "
                          f"dimensions.")
@@ -238,11 +256,26 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         raise DTypeError(f"linalg.solve_triangular: Expected A and B to have the same dtype, "
                          f"but found A of type {c_dtype_name(A.dtype)} and B of type "
                          f"{c_dtype_name(B.dtype)} instead")
-    if n <= _SUBSTITUTE_UP_TO or not _finite(T, B):
-        if not left:  # X A = B  <=>  A^T X^T = B^T, the other triangle
-            return _substitute(T.mT, B.mT, not upper, unitriangular).mT
-        return _substitute(T, B, upper, unitriangular)
-    return D.solve(T, B, left=left)
+    batch = broadcast_shapes("linalg.solve_triangular", tuple(A.shape[:-2]),
+                             tuple(B.shape[:-2]))
+    if tuple(A.shape[:-2]) != batch:
+        A, T = A.expand(*batch, n, n), T.expand(*batch, n, n)
+    if tuple(B.shape[:-2]) != batch:
+        B = B.expand(*batch, *B.shape[-2:])
+    with no_grad():
+        Td, Bd = T, B.detach()
+        if n <= _SUBSTITUTE_UP_TO or not _finite(Td, Bd):
+            if not left:  # X A = B  <=>  A^T X^T = B^T, the other triangle
+                X = _substitute(Td.mT, Bd.mT, not upper, unitriangular).mT
+            else:
+                X = _substitute(Td, Bd, upper, unitriangular)
+        else:
+            X = D.solve(Td, Bd, left=left)
+    if _grad_state.enabled and (A._rg or B._rg):  # PyTorch's rule (linalg_lu_grad)
+        node = LinalgSolveTriangularBackward0()
+        node.upper, node.left, node.unitriangular = upper, left, unitriangular
+        record(X, node, (A, B), (A, OUTPUT))
+    return X
 
 
 #: up to this order (and whenever an input is not finite) a triangular system is solved by
@@ -282,6 +315,12 @@ def matrix_power(A, n):
         return eye.expand(*A.shape).clone()
     if n < 0:
         A, n = D.inv(A), -n
+    # PyTorch's association (it decides inf / NaN when products overflow): A^3 is (A A) A,
+    # higher powers multiply the result by the squares from the least significant bit up
+    if n == 1:
+        return A.clone()
+    if n == 3:
+        return matmul(matmul(A, A), A)
     result, base = None, A
     while n:
         if n & 1:

@@ -15,7 +15,10 @@ import math
 
 from plugrad.core import dtypes as _dt
 from plugrad.core import factories
+from plugrad.core.autograd.node import OUTPUT
+from plugrad.core.autograd.record import record
 from plugrad.core.errors import ShapeError, shape_str
+from plugrad.core.grad_mode import _state as _grad_state
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops import linalg_cholesky as _chol
 from plugrad.core.ops import linalg_decomp as D
@@ -24,13 +27,14 @@ from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat, stack
 from plugrad.core.ops.linalg import matmul
 from plugrad.core.ops.linalg_extra import pinv, solve_triangular
-from plugrad.core.ops.linalg_lu_steps import _apply_perm, _lu_steps, _permutation
+from plugrad.core.ops.linalg_lu_grad import (  # noqa: F401 (lu_solve: re-exported)
+    LinalgLuBackward0, LinalgLuFactorExBackward0, linalg_lu_solve, lu_solve, lu_unpack)
+from plugrad.core.ops.linalg_lu_steps import _lu_steps
 from plugrad.core.ops.select import where
 
 _LU = return_type("linalg_lu_factor", "LU", "pivots")
 _LU_EX = return_type("linalg_lu_factor_ex", "LU", "pivots", "info")
 _PLU = return_type("linalg_lu", "P", "L", "U")
-_UNPACK = return_type("lu_unpack", "P", "L", "U")
 _LSTSQ = return_type("linalg_lstsq", "solution", "residuals", "rank", "singular_values")
 _INV_EX = return_type("linalg_inv_ex", "inverse", "info")
 _CHOL_EX = return_type("linalg_cholesky_ex", "L", "info")
@@ -53,7 +57,12 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
                            "CPU")
-    lu, piv, info = _lu_steps(A)
+    with no_grad():
+        lu, piv, info = _lu_steps(A.detach())
+        if lu is A or not min(A.shape[-2:]):
+            lu = lu.clone()
+    if _grad_state.enabled and A._rg:  # PyTorch's rule (lu_factor_ex_backward)
+        record(lu, LinalgLuFactorExBackward0(), (A,), (OUTPUT, piv))
     if check_errors and bool((info != 0).any()):
         raise D.LinAlgError(f"linalg.lu_factor_ex: The factorization could not be completed "
                             f"because the input is not invertible (U[{int(info.max())}, "
@@ -80,40 +89,13 @@ def lu_factor(A, *, pivot=True):
     return _LU(lu, piv)
 
 
-@op("lu_unpack")
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
-    """``(P, L, U)`` with ``A = P L U`` from ``lu_factor``'s results."""
-    m, n = LU_data.shape[-2], LU_data.shape[-1]
-    k = min(m, n)
-    batch = tuple(LU_data.shape[:-2])
-    empty = factories.zeros((0,), dtype=LU_data.dtype, device=LU_data.device)
-    if unpack_data:  # any dtype, as PyTorch's (bool: the unit diagonal is an or)
-        eye = factories.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
-        low = LU_data[..., :, :k].tril(-1)
-        L = low.logical_or(eye) if LU_data.dtype is _dt.bool_ else low + eye
-        U = LU_data[..., :k, :].triu()
-    else:
-        L = U = empty
-    if unpack_pivots:
-        perms = _permutation(LU_pivots, m)
-        eye = [[0.0] * m for _ in range(m)]
-        mats = []
-        for perm in perms:
-            P = [row[:] for row in eye]
-            for i, r in enumerate(perm):
-                P[r][i] = 1.0
-            mats.append(P)
-        P = factories.tensor(mats, dtype=LU_data.dtype, device=LU_data.device).reshape(
-            *batch, m, m)
-    else:
-        P = empty
-    return _UNPACK(P, L, U)
-
-
 def linalg_lu(A, *, pivot=True):
     """``(P, L, U)`` with ``A = P L U`` (``linalg.lu``)."""
-    lu_, piv, _ = lu_factor_ex(A, pivot=pivot)
-    P, L, U = lu_unpack(lu_, piv)
+    with no_grad():
+        lu_, piv, _ = lu_factor_ex(A.detach(), pivot=pivot)
+        P, L, U = lu_unpack(lu_, piv)
+    if _grad_state.enabled and A._rg:  # PyTorch's rule (linalg_lu_backward)
+        D.record_outputs([L, U], LinalgLuBackward0(), (A,), (OUTPUT, P, U))
     return _PLU(P, L, U)
 
 
@@ -122,36 +104,6 @@ def lu(A, pivot=True, get_infos=False):
     """``torch.lu``: ``(LU, pivots)`` and, with ``get_infos``, ``info``."""
     lu_, piv, info = lu_factor_ex(A, pivot=pivot)
     return (lu_, piv, info) if get_infos else (lu_, piv)
-
-
-def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
-    """``X`` with ``A X = B`` (or ``X A = B``, or with ``A^H``) from ``lu_factor``'s
-    factors: the row swaps, then two triangular solves."""
-    D.check_matrix("linalg.lu_solve", LU, square=True)
-    if B.ndim < 2:
-        raise ShapeError("linalg.lu_solve: Expected B to have at least 2 dimensions, but it "
-                         f"has {B.ndim}")
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return linalg_lu_solve(LU, pivots, B.transpose(-2, -1), adjoint=not adjoint) \
-            .transpose(-2, -1)
-    m = LU.shape[-1]
-    if B.shape[-2] != m:
-        raise ShapeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
-                         f"AX = B ({m}x{m} and {B.shape[-2]}x{B.shape[-1]})")
-    if not adjoint:  # A = P L U: X = U^-1 L^-1 P^T B
-        y = solve_triangular(LU, _apply_perm(B, pivots, m), upper=False, unitriangular=True)
-        return solve_triangular(LU, y, upper=True)
-    # A^T = U^T L^T P^T: X = P L^-T U^-T B
-    Lt = LU.transpose(-2, -1)
-    y = solve_triangular(Lt, B, upper=False)  # U^T is lower triangular
-    y = solve_triangular(Lt, y, upper=True, unitriangular=True)  # L^T: unit upper
-    return _apply_perm(y, pivots, m, inverse=True)
-
-
-@op("lu_solve", method="lu_solve")
-def lu_solve(b, LU_data, LU_pivots):
-    """``torch.lu_solve(b, LU_data, LU_pivots)`` (the older argument order)."""
-    return linalg_lu_solve(LU_data, LU_pivots, b)
 
 
 # ---------------------------------------------------------------------- *_ex
@@ -304,7 +256,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     empty = factories.zeros((0,), dtype=A.dtype, device=A.device)
     with no_grad():
         sv = D.svdvals(A.detach())
-        rank = (sv > rtol * sv[..., :1]).sum(-1) if min(m, n) else \
+        rank = _lstsq_rank(A.detach(), rtol, driver) if min(m, n) else \
             factories.zeros(tuple(A.shape[:-2]), dtype=_dt.int64, device=A.device)
     full = bool((rank == min(m, n)).all())
     # (as PyTorch: gelsy leaves them empty; empty or not, they require grad with the inputs)
@@ -316,6 +268,23 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if vector and residuals.numel():
         residuals = residuals.squeeze(-1)
     return _LSTSQ(sol, residuals, rank_out, svs)
+
+
+def _lstsq_rank(A, rtol, driver):
+    """The rank LAPACK's drivers report: the singular values above ``rtol`` times the
+    largest of ``A`` scaled by its largest magnitude (the drivers scale a matrix whose
+    entries are near the overflow or underflow threshold; unscaled, its singular values
+    overflow to inf and nothing counts). ``gelsy`` (QR with column pivoting) at a matrix
+    with an inf or NaN: 1 (its scaling by ``bignum / inf`` leaves NaN there, so the leading
+    ``R`` entry is NaN and the condition estimate stops after it)."""
+    scale = A.abs().amax((-2, -1), keepdim=True)
+    finite = scale.isfinite()
+    ok = finite.logical_and(scale > 0)
+    sv = D.svdvals(A / where(ok, scale, 1.0))
+    rank = (sv > rtol * sv[..., :1]).sum(-1)
+    if driver == "gelsy":
+        rank = where(finite.reshape(tuple(rank.shape)), rank, 1)
+    return rank
 
 
 # ---------------------------------------------------------------------- tensor forms
@@ -369,11 +338,33 @@ def householder_product(A, tau):
         C = cat([R.new_zeros((*batch, 1, n - i - 1)), R], -2)  # rows i.., columns i+1..
         if n - i - 1:
             v = cat([below.new_ones((*batch, 1, 1)), below], -2)
-            w = matmul(v.transpose(-2, -1), C)  # (..., 1, n-i-1)
-            C = C + v * (-t * w)
+            with no_grad():
+                finite = bool(v.isfinite().all()) and bool(C.isfinite().all())
+            if finite:
+                w = matmul(v.transpose(-2, -1), C)  # (..., 1, n-i-1)
+                C = C + v * (-t * w)
+            else:
+                C = _reflect_as_dlarf(v, t, C)
         col = cat([1.0 - t, -t * below], -2)
         R = cat([col, C], -1)
     return R
+
+
+def _reflect_as_dlarf(v, t, C):
+    """``C - t v (v^T C)`` as LAPACK's ``dlarf`` at non-finite entries: nothing when
+    ``t == 0``, and only the rows up to ``v``'s last nonzero and the columns up to the last
+    one nonzero in those rows take part (elsewhere the 0 * inf of the plain products is
+    not computed: the NaN it would give is dropped, the rest of the graph kept)."""
+    with no_grad():
+        def trailing(nz, dim):  # whether a nonzero is at or after each position along dim
+            return nz.to(_dt.int64).flip(dim).cumsum(dim).flip(dim) > 0
+        rows = trailing(v != 0, -2)  # (..., r, 1)
+        cols = trailing(where(rows, C != 0, False).any(-2, keepdim=True), -1)  # (..., 1, c)
+        active = rows.logical_and(cols).logical_and(t != 0)
+    prod = v * C
+    w = where(active.logical_not().logical_and(prod.isnan()), 0.0, prod).sum(-2, keepdim=True)
+    outer = v * (-t * w)
+    return C + where(active.logical_not().logical_and(outer.isnan()), 0.0, outer)
 
 
 @op("cholesky_solve", method="cholesky_solve")

@@ -10,7 +10,8 @@ import math
 from plugrad.core import dtypes as _dt
 from plugrad.core import factories
 from plugrad.core.grad_mode import no_grad
-from plugrad.core.ops.linalg_lu_steps import _lu_steps, lu_substitute
+from plugrad.core.ops.linalg_lu_steps import (_apply_perm, _lu_steps, _substitute, lu_substitute,
+                                              triangle)
 from plugrad.core.ops.select import where
 from plugrad.core.tensor import _wrap
 
@@ -47,6 +48,23 @@ def _lu_solve_special(A, B):
         if bool((info != 0).any()):
             return None
         return lu_substitute(lu, piv, B.detach())._data
+
+
+def _lu_solve_adjoint_special(A, G):
+    """``A^-T G`` by ``A``'s own LU factors (getrs' transposed solve: ``P L^-T U^-T G``)
+    when an input is not finite or ``A`` huge, as PyTorch's ``linalg.solve`` backward
+    solves with its forward's factors (a fresh factorisation of ``A^T`` spreads NaN
+    otherwise); None elsewhere and at a zero pivot."""
+    with no_grad():
+        if bool(A.isfinite().all()) and bool(G.isfinite().all()) and not (
+                A.numel() and float(A.abs().max()) > _huge(A)):
+            return None
+        lu, piv, info = _lu_steps(A.detach())
+        if bool((info != 0).any()):
+            return None
+        y = _substitute(triangle(lu, True, False).mT, G.detach(), False, False)
+        y = _substitute(triangle(lu, False, True).mT, y, True, True)
+        return _apply_perm(y, piv, lu.shape[-1], inverse=True)._data
 
 
 def _special(A, logabs) -> bool:
