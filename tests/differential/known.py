@@ -227,27 +227,6 @@ KNOWN: list[Known] = [
           example=Case('linalg.cond', 'cpu', 'float64', sample=3, family='uniform', seed=0,
                        form='fn', order=1)),
     # ------------------------------------------------------------ math ops' torch bugs
-    Known(("ldexp",), "wrong/grad*", detail="*grad of input 0*",
-          torch="the gradient of input is grad * pow(2, other) in other's integer dtype: "
-                "0 for every negative exponent (2 ** -1 == 0 in integers)",
-          plugrad="grad * 2.0 ** other (the derivative, as for a float exponent in torch)",
-          why="a torch bug (its LdexpBackward with an integer exponent), not worth copying",
-          example=Case('ldexp', 'cpu', 'float64', sample=0, family='ties', seed=640567,
-                       form='method', order=1)),
-    Known(("ldexp",), "wrong/value", family="[es]*",
-          torch="an int64 exponent is cast to C int: -2**63 becomes 0 (x unchanged), "
-                "2**32 + 3 becomes 3", plugrad="x * 2**other: 0 or inf for such exponents",
-          why="a torch bug: a floating input's int64 exponent is narrowed to a C int (it "
-              "wraps mod 2**32, for every float dtype), not copied",
-          example=Case('ldexp', 'cpu', 'float64', sample=10, family='special', seed=485584,
-                       form='inplace', order=2)),
-    Known(("frexp",), "wrong/grad*",
-          torch="the mantissa's gradient is grad / exponent.exp2() with exp2 of the int32 "
-                "exponent in float32: inf below 2**-126, 0 above 2**128",
-          plugrad="grad / 2.0 ** exponent in the input's dtype",
-          why="a torch bug (float32 exp2 in a float64 gradient), not worth copying",
-          example=Case('frexp', 'cpu', 'float64', sample=10, family='zeros', seed=277256,
-                       order=2)),
     Known(("index_reduce",), "wrong/grad*", family="extreme", detail="*[[]prod[]]*",
           torch="where the product overflows to inf, the gradient is grad * result / x "
                 "(inf, or -inf where plugrad has nan)",

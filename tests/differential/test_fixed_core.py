@@ -331,3 +331,60 @@ def test_two_norm_second_derivative_is_that_of_pytorch_rule(device, kw):
             out.append((host(y), host(g), host(g2)))
         for want, got in zip(*out):
             np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-15, equal_nan=True)
+
+
+def _same_bits(got, want):
+    """Equal values, NaN where NaN and zeros' signs alike."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+_LDEXP_X = [1.5, -2.0, 3.0, 5.0, 1e-30, 0.75, 2.0 ** 100, -0.0, math.inf, math.nan, 1.5]
+_LDEXP_E = [-1, 200, -2 ** 63, 2 ** 32 + 3, 40, -1074, -1100, 31, 63, 64, -1075]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("edtype", ["int64", "int32", "int16", "float32"])
+@pytest.mark.parametrize("form", ["fn", "inplace"])
+def test_ldexp_as_pytorch_computes_it(device, dtype, edtype, form):
+    """A floating input with an integer exponent: C's ``ldexp`` with the exponent narrowed
+    to a C int (``-2**63`` leaves x as it is, ``2**32 + 3`` is 3), rounded once, and the
+    gradient ``g * pow(2, e)`` in e's integer dtype (0 for e < 0, wrapping at 63 in int64,
+    31 in int32); a float exponent: ``x * pow(2.0, e)`` with the power in e's dtype."""
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(_LDEXP_X, dtype=getattr(lib, dtype), requires_grad=True, **dev)
+        e = lib.tensor(_LDEXP_E, dtype=lib.int64, **dev)
+        e = e.clamp(-2 ** 15, 2 ** 15 - 1).to(lib.int16) if edtype == "int16" else \
+            e.to(getattr(lib, edtype))
+        y = lib.ldexp(x, e) if form == "fn" else (x * 1).ldexp_(e)
+        g = lib.tensor([0.5 - 0.25 * i for i in range(len(_LDEXP_X))],
+                       dtype=getattr(lib, dtype), **dev)
+        gx, = lib.autograd.grad(y, x, g)
+        out.append((host(y), host(gx)))
+    for want, got in zip(*out):
+        _same_bits(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+def test_frexp_gradient_divides_by_a_float32_power(device, dtype):
+    """The mantissa's gradient is ``g / exponent.exp2()`` with exp2 of the int32 exponent
+    in float32: 0 above 2**127, inf below 2**-149 (plugrad took the power in the input's
+    dtype)."""
+    tiny = {"float64": [1e-300, 1e300, 1e-310], "float32": [1e-40, 1e30, 1e-44],
+            "float16": [1e-7, 6e4, 3e-5]}[dtype]
+    values = [1.5, -2.0, 3.0, 0.0, -math.inf] + tiny
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(values, dtype=getattr(lib, dtype), requires_grad=True, **dev)
+        m, e = lib.frexp(x)
+        g = lib.tensor([0.3 - 0.25 * i for i in range(len(values))],
+                       dtype=getattr(lib, dtype), **dev)
+        gx, = lib.autograd.grad(m, x, g)
+        out.append((host(m), host(e), host(gx)))
+    for want, got in zip(*out):
+        _same_bits(got, want)

@@ -3,9 +3,9 @@
 ``nextafter``, ``i0``, ``mvlgamma``, and the complex-number spellings a real tensor answers
 (``conj``, ``real``, ``sgn``, ``isreal``, ...).
 
-All are compositions of differentiable ops (no kernel, no node of their own), so every
-backend has them and their gradients are those of the ops they compose: ``fmax``'s goes to
-the operand it picked, ``frexp``'s mantissa gets ``g / 2**exponent``, as in PyTorch.
+All are compositions of backend ops (no kernel of their own), so every backend has them;
+most have the gradients of the ops they compose (``fmax``'s goes to the operand it
+picked). ``frexp`` and ``ldexp`` with an integer exponent have PyTorch's own rules (nodes).
 """
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ import math
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, c_dtype_name
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record, record_binary
+from plugrad.core.grad_mode import _state as _grad_state
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._base import tensors_only
 from plugrad.core.ops._dims import return_type
@@ -178,6 +181,15 @@ def _exp2_exact(e, dtype):
     return two.pow(e.to(_dt.float64)).to(dtype)
 
 
+class FrexpBackward0(Node):
+    """PyTorch's rule: ``g / exponent.exp2()`` with ``exp2`` of the int32 exponent taken in
+    float32 (the default dtype): 0 above ``2**127``, inf (or NaN) below ``2**-149``, the
+    quotient in float32 for a half-precision mantissa."""
+
+    def grad(self, F, g, d):
+        return (F.div(g, d),)
+
+
 @op("frexp", method="frexp")
 def frexp(input):
     """``(mantissa, exponent)`` with ``input == mantissa * 2**exponent`` and ``0.5 <=
@@ -187,29 +199,91 @@ def frexp(input):
         raise RuntimeError(f"torch.frexp() only supports floating-point dtypes, got "
                            f"{c_dtype_name(input.dtype)}")
     with no_grad():
-        x = input.to(_dt.float64)
-        ax = x.abs()
-        plain = (ax > 0).logical_and(ax.isfinite())
-        e = ax.where(plain, 1.0).log2().floor().to(_dt.int64) + 1
-        lo, hi = e // 2, e - e // 2  # two factors, each a finite power of two
-        m = x * _exp2_exact(-lo, _dt.float64) * _exp2_exact(-hi, _dt.float64)
-        up = m.abs() >= 1.0
-        m, e = m.where(~up, m * 0.5), e + up.to(_dt.int64)
-        down = (m.abs() < 0.5).logical_and(plain)
-        m, e = m.where(~down, m * 2.0), e - down.to(_dt.int64)
-        e = e.where(plain, 0)
-        s1, s2 = _exp2_exact(-(e // 2), _dt.float64), _exp2_exact(-(e - e // 2), _dt.float64)
+        mantissa, e, plain = _frexp_parts(input)
+        exponent = e.to(_dt.int32)
+    if input._rg and _grad_state.enabled:
+        with no_grad():
+            d = _exp2_exact(exponent, _dt.float32)
+        node = FrexpBackward0()
+        record(mantissa, node, (input,), (d,))
+        if input.dtype is not _dt.float64:  # the float32 quotient becomes the input's dtype
+            node.meta = ((tuple(input.shape), input.dtype.name),)
+    return _frexp_result(mantissa, exponent)
+
+
+def _frexp_parts(input):
+    x = input.to(_dt.float64)
+    ax = x.abs()
+    plain = (ax > 0).logical_and(ax.isfinite())
+    e = ax.where(plain, 1.0).log2().floor().to(_dt.int64) + 1
+    lo, hi = e // 2, e - e // 2  # two factors, each a finite power of two
+    m = x * _exp2_exact(-lo, _dt.float64) * _exp2_exact(-hi, _dt.float64)
+    up = m.abs() >= 1.0
+    m, e = m.where(~up, m * 0.5), e + up.to(_dt.int64)
+    down = (m.abs() < 0.5).logical_and(plain)
+    m, e = m.where(~down, m * 2.0), e - down.to(_dt.int64)
+    e = e.where(plain, 0)
+    s1, s2 = _exp2_exact(-(e // 2), _dt.float64), _exp2_exact(-(e - e // 2), _dt.float64)
     # (each factor is finite where their product may not be, nor fit input's dtype)
     mantissa = input * s1 * s2 if input.dtype is _dt.float64 else \
         (input.to(_dt.float64) * s1 * s2).to(input.dtype)
-    mantissa = mantissa.where(plain, input)
-    return _frexp_result(mantissa, e.to(_dt.int32))
+    return mantissa.where(plain, input), e, plain
+
+
+class LdexpBackward0(Node):
+    """PyTorch's rule for an integer exponent: ``g * pow(2, other)`` with the power taken in
+    other's integer dtype (saved here as a float factor): 0 for a negative exponent, and
+    wrapping past the dtype's width (``-2**63`` at 63 in int64, 0 from 64 on)."""
+
+    def grad(self, F, g, f):
+        return F.mul(g, f), None
+
+
+def _int_pow2(e, dtype):
+    """PyTorch's integer ``pow(2, e)`` for an integer tensor ``e``, as values of ``dtype``."""
+    top = e.dtype.itemsize * 8 - 1
+    k = e.to(_dt.int64)
+    f = _exp2_exact(k.clamp(0, top), _dt.float64)
+    f = f.where(k != top, -f if e.dtype.is_signed else f)
+    return f.where((k >= 0).logical_and(k <= top), 0.0).to(dtype)
+
+
+def _ldexp_exact(x, e):
+    """``x * 2**e`` rounded once (C's ``ldexp``) for a floating ``x`` and an int64 ``e``:
+    float64 as ``(m * 2**a) * 2**b`` from ``x = m * 2**t0``, the first product exact and
+    each power finite; narrower dtypes exactly in float64, rounded once to their own."""
+    if x.dtype is not _dt.float64:
+        r = x.to(_dt.float64) * _exp2_exact(e.clamp(-400, 400), _dt.float64)
+        return r.to(x.dtype)
+    m, t0, plain = _frexp_parts(x)
+    t = t0 + e.clamp(-2200, 2200)
+    normal = t >= -1021
+    a = t.new_full((), 1).where(normal, (t + 1074).clamp_min(-1021))
+    b = (t - 1).clamp_max(1024).where(normal, -1074)
+    r = m * _exp2_exact(a, _dt.float64) * _exp2_exact(b, _dt.float64)
+    return r.where(plain, x)
 
 
 @op("ldexp", method="ldexp", inplace="ldexp_")
 def ldexp(input, other):
-    """``input * 2**other`` (promoting to floating point, as PyTorch's)."""
+    """``input * 2**other``, as PyTorch 2.13 computes it. A floating ``input`` with an
+    integer exponent is C's ``ldexp`` with the exponent narrowed to a C int (wrapping mod
+    2**32) and gradient ``g * pow(2, other)`` in other's integer dtype (its LdexpBackward0);
+    otherwise it is ``input * pow(2.0, other)`` with the power in other's dtype (or the
+    default float dtype for an integer exponent), both promoted after."""
     tensors_only("ldexp", input, other)
+    if input.dtype.is_floating_point and not other.dtype.is_floating_point \
+            and other.dtype is not _dt.bool_:
+        with no_grad():
+            x, e = broadcast_tensors(input, other)
+            r = _ldexp_exact(x, e.to(_dt.int32).to(_dt.int64))
+        if input._rg and _grad_state.enabled:
+            with no_grad():
+                f = _int_pow2(other, input.dtype)
+            record_binary(r, LdexpBackward0(), input, other, (f,), (f._data,))
+        return r
+    if other.dtype.is_floating_point:
+        return input * other.new_full((), 2.0).pow(other)
     dt = _dt.promote_types(input.dtype, other.dtype)
     dt = dt if dt.is_floating_point else _dt.get_default_dtype()
     return input.to(dt) * other.new_full((), 2.0, dtype=dt).pow(other)
