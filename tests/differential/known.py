@@ -187,16 +187,6 @@ KNOWN: list[Known] = [
           why="subnormal edge of the gradient's division, ranked after plain inputs",
           example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
                        form='inplace_view', order=2)),
-    Known(("cross", "linalg.cross"), "wrong/*", family="extreme",
-          torch="±inf where a component's two products overflow: its compiled kernel "
-                "contracts a1*b2 - a2*b1 into fma(a1, b2, -(a2*b1)), so only a2*b1 is "
-                "rounded (to inf) first (2.25e308 - 1e308 is even finite there)",
-          plugrad="NaN (inf - inf of the two rounded products, as the formula reads)",
-          why="an artefact of PyTorch's build (FMA contraction, which operand is fused is "
-              "the compiler's choice), not a formula; copying it needs an exact fused "
-              "multiply-add on every backend (NumPy has none)",
-          example=Case('cross', 'cpu', 'float64', sample=10, family='extreme', seed=676794,
-                       form='method')),
     Known(("nn.functional.upsample_bilinear",), "wrong/value", family="[es]*",
           dtype="float64",
           torch="at huge values whose weighted sum w0 x0 + w1 x1 cancels, the residual of "

@@ -388,3 +388,34 @@ def test_frexp_gradient_divides_by_a_float32_power(device, dtype):
         out.append((host(m), host(e), host(gx)))
     for want, got in zip(*out):
         _same_bits(got, want)
+
+
+_BIG = 1.7976931348623157e308
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fn", ["linalg.cross", "cross", "Tensor.cross"])
+def test_cross_takes_the_fused_kernels_form(device, dtype, fn):
+    """PyTorch's compiled kernel computes each component as ``fma(x, y, -(u*v))``:
+    ``2.25e308 - 1.25e308`` is ``1e308`` and ``x*y - inf`` is ``-inf`` even where ``x*y``
+    overflows (plugrad: inf and NaN); its gradients are cross products of the same form,
+    the double backward too."""
+    scale = 1.0 if dtype == "float64" else 1.8e38 / _BIG
+    a = [[0.0, 1.5e308, 1e308], [_BIG, 4.49e307, 8.98e307], [1.0, 2.0, 3.0]]
+    b = [[0.0, 1.25, 1.5], [-0.67, _BIG, 1.3], [0.5, -1.0, 4.0]]
+    a = [[v * scale for v in row] for row in a]
+    call = {"linalg.cross": lambda lib, x, y: lib.linalg.cross(x, y),
+            "cross": lambda lib, x, y: lib.cross(x, y, dim=1),
+            "Tensor.cross": lambda lib, x, y: x.cross(y, 1)}[fn]
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True, **dev)
+        y = lib.tensor(b, dtype=getattr(lib, dtype), requires_grad=True, **dev)
+        r = call(lib, x, y)
+        w = lib.tensor([[0.5, -1.0, 1.25]] * 3, dtype=getattr(lib, dtype), **dev)
+        gx, gy = lib.autograd.grad((r * w).sum(), [x, y], create_graph=True)
+        gg = lib.autograd.grad((gx * w).sum() + (gy * w * 0.5).sum(), [x, y])
+        out.append([host(t) for t in (r, gx, gy, *gg)])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)

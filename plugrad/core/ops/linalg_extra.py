@@ -21,6 +21,7 @@ from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.linalg import matmul
 from plugrad.core.ops.linalg_lu_steps import _substitute
+from plugrad.core.ops.products import cross_expanded
 from plugrad.core.ops.select import where
 from plugrad.core.ops.statistics import norm as _pnorm
 from plugrad.core.ops.tensor_rule import TensorRule
@@ -400,10 +401,7 @@ def cross(input, other, *, dim=-1):
         raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d]} and {other.shape[d]}")
     shape = broadcast_shapes(name, tuple(input.shape), tuple(other.shape))
-    a, b = input.expand(*shape), other.expand(*shape)
-    a0, a1, a2 = (a.narrow(d, i, 1) for i in range(3))
-    b0, b1, b2 = (b.narrow(d, i, 1) for i in range(3))
-    return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
+    return cross_expanded(input.expand(*shape), other.expand(*shape), d)
 
 
 def vecdot(x, y, *, dim=-1):

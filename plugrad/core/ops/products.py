@@ -9,6 +9,7 @@ the small boundary lists they are used with.
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 import warnings
 
@@ -17,10 +18,13 @@ from plugrad.core.errors import (DTypeError, DTypeNotImplementedError, ShapeErro
                                   broadcast_shapes, check_device,
                                   no_bool_kernel, shape_str)
 from plugrad.core.factories import tensor, zeros
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import record
+from plugrad.core.grad_mode import _state as _grad_state
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.join import cat
-from plugrad.core.tensor import Tensor, _wrap_dim
+from plugrad.core.tensor import Tensor, _wrap, _wrap_dim
 
 
 def _as_dims(dims, a, b):
@@ -128,10 +132,58 @@ def cross(a, b, dim=None):
                                f"{a.shape[axis]} and {b.shape[axis]}")
     if a.device is not b.device:
         check_device("cross", a, b)
-    a, b = a.expand(*shape), b.expand(*shape)
-    a0, a1, a2 = (a.narrow(axis, i, 1) for i in range(3))
-    b0, b1, b2 = (b.narrow(axis, i, 1) for i in range(3))
-    return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
+    return cross_expanded(a.expand(*shape), b.expand(*shape), axis)
+
+
+def _fms(F, x, y, u, v):
+    """``x*y - u*v`` as PyTorch's compiled float kernel computes it, ``fma(x, y, -(u*v))``:
+    ``x*y`` is not rounded first, so it may exceed the dtype's range where the result does
+    not (``2.25e308 - 1.25e308`` is ``1e308``), and against an overflowed ``u*v`` it is a
+    finite number (the result is ``-(u*v)``, never ``inf - inf``). Computed a quarter down:
+    the same roundings as the plain formula wherever no product is subnormal."""
+    q = F.mul(u, v)
+    r = F.mul(F.sub(F.mul(F.mul(x, 0.25), y), F.mul(q, 0.25)), 4.0)
+    finite = F.logical_and(F.lt(F.abs(x), math.inf), F.lt(F.abs(y), math.inf))
+    return F.where(F.logical_and(F.eq(F.abs(q), math.inf), finite), F.neg(q), r)
+
+
+def _cross_f(F, a, b, axis):
+    """The cross product of same-shape arrays (or Tensors) along ``axis`` with the gradient
+    ops ``F`` (forward, backward and double backward alike)."""
+    def part(x, i):
+        return F.slice(x, tuple(slice(i, i + 1, 1) if d == axis else slice(0, n, 1)
+                                for d, n in enumerate(x.shape)))
+    a0, a1, a2 = (part(a, i) for i in range(3))
+    b0, b1, b2 = (part(b, i) for i in range(3))
+    return F.concat([_fms(F, a1, b2, a2, b1), _fms(F, a2, b0, a0, b2),
+                     _fms(F, a0, b1, a1, b0)], axis)
+
+
+class LinalgCrossBackward0(Node):
+    """PyTorch's rule: ``cross(other, g)`` and ``cross(g, input)``, each the fused form."""
+
+    def grad(self, F, g, a, b):
+        # (with Tensors, create_graph: the op itself, so the rule's rule is this rule)
+        f = cross_expanded if isinstance(g, Tensor) else functools.partial(_cross_f, F)
+        return (f(b, g, self.axis) if self.next[0] else None,
+                f(g, a, self.axis) if self.next[1] else None)
+
+
+def cross_expanded(a, b, axis):
+    """``cross`` of operands already of one shape. float32/float64 of one dtype take the
+    fused kernel's form (:func:`_fms`) with PyTorch's own rule; other dtypes the plain
+    products (PyTorch's half and integer kernels round every product)."""
+    if a.dtype is not b.dtype or a.dtype not in (_dt.float32, _dt.float64):
+        a0, a1, a2 = (a.narrow(axis, i, 1) for i in range(3))
+        b0, b1, b2 = (b.narrow(axis, i, 1) for i in range(3))
+        return cat([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis)
+    k = a._k
+    r = _wrap(_cross_f(k, a._data, b._data, axis), a.dtype, a.device, k)
+    if _grad_state.enabled and (a._rg or b._rg):
+        node = LinalgCrossBackward0()
+        node.axis = axis
+        record(r, node, (a, b), (a if b._rg else None, b if a._rg else None))
+    return r
 
 
 # ---------------------------------------------------------------------- binning
