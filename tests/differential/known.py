@@ -181,12 +181,6 @@ KNOWN: list[Known] = [
           plugrad="another finite value (the reverse cumulative sum is shifted differently)",
           why="special-value convention of the scan's backward (report #8 family)",
           example=Case('logcumsumexp', 'cpu', 'float64', family='special', order=1)),
-    Known(("copysign",), "wrong/grad2", family="[sz]*",
-          torch="second derivative at subnormal inputs: 0",
-          plugrad="inf (copysign(a, b) / a at a subnormal a)",
-          why="subnormal edge of the gradient's division, ranked after plain inputs",
-          example=Case('copysign', 'ref', 'float64', sample=12, family='zeros', seed=1260,
-                       form='inplace_view', order=2)),
     Known(("nn.functional.upsample_bilinear",), "wrong/value", family="[es]*",
           dtype="float64",
           torch="at huge values whose weighted sum w0 x0 + w1 x1 cancels, the residual of "

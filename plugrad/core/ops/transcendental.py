@@ -249,15 +249,16 @@ def hypot(input, other):
 
 
 class CopysignBackward0(KeepsOutput):
-    """``d/da = copysign(a, b) / a`` (0 where ``a == 0``); ``b`` gets zeros."""
+    """PyTorch's ``copysign_tensor_self_backward``: ``g * (y / a)`` with the ratio masked to
+    0 where ``a == 0`` after the division (so its double backward is NaN there, as
+    PyTorch's); ``b`` gets zeros."""
 
     def grad(self, F, g, a, b, y):
         ga = gb = None
         if self.next[0]:
-            zero = F.eq(a, 0.0)
-            ga = F.mul(g, F.where(zero, 0.0, F.div(y, F.where(zero, 1.0, a))))
+            ga = F.mul(g, F.where(F.eq(a, 0.0), 0.0, F.div(y, a)))
         if self.next[1]:
-            gb = F.mul(F.abs(g), 0.0)  # zeros (+0.0)
+            gb = F.full(tuple(g.shape), 0.0, F.dtype_of(g), self.device.index)  # zeros_like
         return ga, gb
 
 
