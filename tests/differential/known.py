@@ -127,7 +127,7 @@ KNOWN: list[Known] = [
            "nn.functional.avg_pool2d",
            "nn.functional.layer_norm",
            "nn.functional.batch_norm",
-           "nn.functional.normalize", "nn.functional.gelu"),
+           "nn.functional.normalize"),
           "wrong/*", family="[es]*",
           torch="values near the dtype's maximum: results computed without intermediate "
                 "overflow (scaled sums, float32 accumulation for float16)",
@@ -142,7 +142,7 @@ KNOWN: list[Known] = [
     Known(("nn.functional.l1_loss",
            "nn.functional.normalize", "nn.functional.layer_norm", "nn.functional.batch_norm",
            "nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy_with_logits",
-           "nn.functional.gelu", "nn.functional.bilinear", "rsqrt", "erf",
+           "nn.functional.bilinear", "rsqrt", "erf",
            "std_mean", "var_mean", "lerp"),
           "wrong/*", family="[sez]*",
           torch="nan / inf / ±0 / subnormal inputs: torch's conventions (the "

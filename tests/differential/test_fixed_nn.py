@@ -306,3 +306,24 @@ def test_logsigmoid_kernel_values_and_gradients(device):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
         zero = want == 0
         np.testing.assert_array_equal(np.signbit(got[zero]), np.signbit(want[zero]))
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_double_backward_is_pytorch_formula(device, approximate):
+    """The second derivative is PyTorch's ``gelu_double_backward``, ``gg * g * (2 pdf - x²
+    pdf)`` (or the tanh form's product rule): NaN where ``x²`` overflows, where the
+    derivative of plugrad's composite gave 0; the gradient of ``g`` through the first
+    backward as well."""
+    xs = [-1.19, 0.3, 2.5, 8.98e307, 40.0, -7.0, 0.0, -30.0, 1e154, 3.0]
+    w = [0.7, -1.1, 0.9, 1.2, -0.6, 1.3, 0.4, 0.8, -0.9, 1.0]
+    out = []
+    for lib, fn in ((torch, torch.nn.functional), (plugrad, F)):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(xs, dtype=lib.float64, requires_grad=True, **dev)
+        wt = lib.tensor(w, dtype=lib.float64, requires_grad=True, **dev)
+        y = fn.gelu(x, approximate=approximate)
+        g, = lib.autograd.grad((y * wt).sum(), x, create_graph=True)
+        gx, gw = lib.autograd.grad((g * wt.detach().flip(0)).sum(), [x, wt])
+        out.append([host(g), host(gx), host(gw)])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)

@@ -117,6 +117,60 @@ class GeluBackward0(Node):
         return (F.gelu_backward(g, x, self.approximate),)
 
 
+_GELU_BETA = 1.12837916709551257390 * 0.707106781186547524401 * 0.5  # M_2_SQRTPI M_SQRT1_2 / 2
+_GELU_TANH_BETA = 1.41421356237309504880 * 1.12837916709551257390 * 0.5  # sqrt(2 / pi)
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_double_backward(F, gg, g, x, approximate):
+    """PyTorch's ``gelu_double_backward``: ``gg * g * gelu''(x)`` as its formula reads
+    (``2 pdf - x² pdf``: NaN where ``x²`` overflows), or the tanh form's product rule."""
+    if approximate != "tanh":
+        sq = F.mul(x, x)
+        pdf = F.mul(F.exp(F.mul(sq, -0.5)), _GELU_BETA)
+        return F.mul(F.mul(gg, g), F.sub(F.mul(pdf, 2.0), F.mul(sq, pdf)))
+    b, kappa = _GELU_TANH_BETA, _GELU_KAPPA
+    x2 = F.mul(x, x)
+    inner = F.mul(F.add(x, F.mul(F.mul(x2, x), kappa)), b)
+    t = F.tanh(inner)
+    e = F.exp(F.neg(F.abs(inner)))
+    sech = F.div(F.mul(e, 2.0), F.add(F.mul(e, e), 1.0))  # 1 / cosh, without overflow
+    f = F.mul(x, 0.5)
+    gt = F.sub(1.0, F.mul(t, t))
+    h = F.mul(F.add(F.mul(x2, 3 * kappa), 1.0), b)
+    f_prime_gh = F.mul(F.mul(gt, h), 0.5)
+    g_prime = F.mul(F.mul(F.mul(sech, 2.0), F.neg(F.mul(sech, t))), h)
+    g_prime_fh = F.mul(F.mul(f, h), g_prime)
+    h_prime_fg = F.mul(F.mul(f, gt), F.mul(x, 6 * kappa * b))
+    d = F.add(F.add(F.mul(f_prime_gh, 2.0), g_prime_fh), h_prime_fg)
+    return F.mul(F.mul(gg, g), d)
+
+
+@half_node
+class GeluBackwardBackward0(Node):
+    """PyTorch's rules for ``gelu_backward(g, x)``: ``g`` gets ``gelu_backward(gg, x)``,
+    ``x`` gets :func:`_gelu_double_backward` (the composite's own derivative was 0 where
+    PyTorch's formula is NaN)."""
+
+    def grad(self, F, gg, g, x):
+        a = self.approximate
+        return (F.gelu_backward(gg, x, a) if self.next[0] else None,
+                _gelu_double_backward(F, gg, g, x, a) if self.next[1] else None)
+
+
+def gelu_backward(g, x, approximate):
+    """The kernel ``gelu_backward`` as a differentiable op (the Tensor binding of
+    ``F.gelu_backward`` under ``create_graph``), with PyTorch's rules."""
+    k = x._k
+    out = k.gelu_backward(g._data, x._data, approximate)
+    r = _wrap(out, _dt.get_dtype(k.dtype_of(out)), x.device, k)
+    if _state.enabled and (g._rg or x._rg):
+        node = GeluBackwardBackward0()
+        node.approximate = approximate
+        record(r, node, (g, x), (g, x))
+    return r
+
+
 @op(functional="gelu")
 def gelu(x, approximate="none"):
     if approximate not in ("none", "tanh"):

@@ -226,6 +226,10 @@ class TensorOps:
         return activation.gelu(x, approximate)
 
     @staticmethod
+    def gelu_backward(g, x, approximate):  # PyTorch's double backward, not the composite's
+        return activation.gelu_backward(g, x, approximate)
+
+    @staticmethod
     def unfold2d(x, kernel, stride, padding, dilation, value=0):
         return conv.unfold2d(x, kernel, stride, padding, dilation, value)
 
