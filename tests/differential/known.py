@@ -315,7 +315,7 @@ KNOWN: list[Known] = [
     # ------------------------------------------------------------ nn ops (new this round)
     Known(("nn.functional.cosine_embedding_loss",
            "nn.functional.hinge_embedding_loss",
-           "cdist", "pdist", "cosine_similarity", "pairwise_distance",
+           "cosine_similarity", "pairwise_distance",
            "nn.functional.group_norm", "nn.functional.instance_norm",
            "nn.functional.local_response_norm",
            "nn.functional.multilabel_margin_loss",

@@ -16,6 +16,8 @@ torch = pytest.importorskip("torch", reason="these cases compare with PyTorch, w
                             "not installed")
 from .pairs import host  # noqa: E402
 
+_BIG = 1.7976931348623157e308
+
 
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
 @pytest.mark.parametrize("reduction", ["none", "sum"])
@@ -327,3 +329,35 @@ def test_gelu_double_backward_is_pytorch_formula(device, approximate):
         out.append([host(g), host(gx), host(gw)])
     for want, got in zip(*out):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+def test_pdist_gradient_multiplies_before_dividing(device):
+    """``pdist``'s p=2 gradient is PyTorch's kernel's ``(g * diff) / d`` per pair (0 where
+    ``d == 0``): NaN where ``g * diff`` overflows against an infinite distance, where
+    plugrad's 2-norm rule (``g * (diff / d)``) gave 0."""
+    values = [[8.99e307, -0.97, 0.05], [0.32, 0.81, 1.65], [-_BIG, math.inf, -0.36],
+              [-1.09, 4.49e307, -1.27], [0.32, 0.81, 1.65]]
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True, **dev)
+        d = (torch.nn.functional if lib is torch else F).pdist(x)
+        w = lib.tensor([0.5 + 0.1 * i for i in range(d.shape[0])], dtype=lib.float64, **dev)
+        g, = lib.autograd.grad((d * w).sum(), x)
+        out.append([host(d), host(g)])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+def test_cdist_matrix_product_pads_with_ones(device):
+    """The matrix-product form pads with ones beside the squared norms (plugrad made them
+    ``norm * 0 + 1``: NaN beside an infinite norm) and clamps ``-inf`` to 0."""
+    a = [[0.96, 4.49e307], [-_BIG, 0.81], [1.43, 0.5]]
+    b = [[-1.49, _BIG], [-1.27, -0.32]]
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x1 = lib.tensor(a, dtype=lib.float64, **dev)
+        x2 = lib.tensor(b, dtype=lib.float64, **dev)
+        out.append(host(lib.cdist(x1, x2, compute_mode="use_mm_for_euclid_dist")))
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, equal_nan=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, ShapeError
-from plugrad.core.factories import tensor
+from plugrad.core.factories import ones_like, tensor
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput
 from plugrad.core.autograd.record import record
 from plugrad.core.grad_mode import _state, no_grad
@@ -65,8 +65,31 @@ def pdist(input, p=2.0):
     cols = [j for i in range(n) for j in range(i + 1, n)]
     ri = tensor(rows, dtype=_dt.int64, device=input.device)
     ci = tensor(cols, dtype=_dt.int64, device=input.device)
-    diff = input.index_select(0, ri) - input.index_select(0, ci)
-    return _norm_last(diff, p)
+    if p != 2 or not (input._rg and _state.enabled) or not rows:
+        diff = input.index_select(0, ri) - input.index_select(0, ci)
+        return _norm_last(diff, p)
+    with no_grad():
+        r = _norm_last(input.index_select(0, ri) - input.index_select(0, ci), p)
+    node = PdistBackward0()
+    m = input.shape[1]  # (each pair's row indices across the columns, for scatter_add)
+    places = cat([ri, ci]).unsqueeze(1).expand(2 * len(rows), m).contiguous()
+    record(r, node, (input,), (input, ri, ci, places, OUTPUT))
+    return r
+
+
+class PdistBackward0(KeepsOutput):
+    """PyTorch's ``_pdist_backward`` kernel for ``p = 2``: each pair's ``(g * diff) / d`` (0
+    where ``d == 0``), added to its first row and taken from its second. The product comes
+    first: NaN where ``g * diff`` overflows against an infinite distance (``x / norm``
+    first, the 2-norm's rule, gave 0)."""
+
+    def grad(self, F, g, x, ri, ci, places, d):
+        diff = F.sub(F.take(x, 0, ri), F.take(x, 0, ci))
+        n_pairs = diff.shape[0]
+        gc, dc = F.reshape(g, (n_pairs, 1)), F.reshape(d, (n_pairs, 1))
+        r = F.where(F.eq(dc, 0.0), 0.0, F.div(F.mul(gc, diff), dc))
+        zeros = F.full(tuple(x.shape), 0.0, F.dtype_of(r), self.device.index)
+        return (F.scatter_add(zeros, 0, places, F.concat([r, F.neg(r)], 0)),)
 
 
 @op("cdist")
@@ -137,10 +160,12 @@ def _euclidean_mm(x1, x2):
         a, b = x1.detach(), x2.detach()
         n1 = a.square().sum(-1, keepdim=True)
         n2 = b.square().sum(-1, keepdim=True)
-        a = cat([a * -2.0, n1, n1 * 0.0 + 1.0], -1)
-        b = cat([b, n2 * 0.0 + 1.0, n2], -1)
+        # (the pads are ones even beside an infinite norm; the clamp keeps NaN, and makes
+        # -inf 0, as PyTorch's clamp_min_)
+        a = cat([a * -2.0, n1, ones_like(n1)], -1)
+        b = cat([b, ones_like(n2), n2], -1)
         d2 = a @ b.transpose(-1, -2)
-        r = where(d2 > 0, d2, d2 * 0.0).sqrt()
+        r = d2.clamp_min(0.0).sqrt()
     if _state.enabled and (x1._rg or x2._rg):
         record(r, EuclideanDistBackward0(), (x1, x2), (x1, x2, OUTPUT))
     return r
