@@ -190,18 +190,6 @@ KNOWN: list[Known] = [
               "maximum; which product PyTorch's compiler fuses is a build artefact",
           example=Case('nn.functional.upsample_bilinear', 'cpu', 'float64', sample=8,
                        family='extreme', seed=572715)),
-    Known(("scatter_reduce",), "wrong/grad*", family="[estz]*", detail="*prod*",
-          torch="reduce='prod' gradients by its rule: the result divided by each factor, "
-                "zero factors masked and handled apart (one zero: the product of the "
-                "others; inf / NaN factors give its special values)",
-          plugrad="the gradient of the composed segmented product scan: other special "
-                  "values (0 * inf) at zero, inf and NaN factors",
-          why="the example's divergence is torch's: (g * result) / src at a subnormal src "
-              "rounds to 1.0 where the exact gradient is g; elsewhere scatter_reduce and "
-              "index_reduce need prod's rule as nodes of their own (prod and cumprod have "
-              "theirs now): pending",
-          example=Case('scatter_reduce', 'cpu', 'float64', sample=13, family='zeros',
-                       seed=811762, order=1)),
     # ------------------------------------------------------------ linalg (new this round)
     Known(("linalg.cond",), "accepted/grad", detail="*modified by an inplace operation*",
           torch="backward of cond with p='fro' fails inside torch's own rule (its inv_ex "
@@ -211,13 +199,6 @@ KNOWN: list[Known] = [
           example=Case('linalg.cond', 'cpu', 'float64', sample=3, family='uniform', seed=0,
                        form='fn', order=1)),
     # ------------------------------------------------------------ math ops' torch bugs
-    Known(("index_reduce",), "wrong/grad*", family="extreme", detail="*[[]prod[]]*",
-          torch="where the product overflows to inf, the gradient is grad * result / x "
-                "(inf, or -inf where plugrad has nan)",
-          plugrad="the gradient of the multiplications (finite, or nan from inf * 0)",
-          why="the output itself has overflowed: both gradients are artefacts of inf",
-          example=Case('index_reduce', 'cpu', 'float64', sample=5, family='extreme',
-                       seed=878737, form='inplace', order=2)),
     Known(("vander",), "accepted/grad", detail="*modified by an inplace operation*",
           torch="backward of vander fails inside torch's own rule (its cumprod writes in "
                 "place into a tensor that rule saved)",

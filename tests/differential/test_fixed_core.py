@@ -435,3 +435,34 @@ def test_copysign_double_backward_is_that_of_pytorch_rule(device):
         out.append([host(gx), host(go)] + [host(t) for t in lib.autograd.grad(gx.sum(), [x, o])])
     for want, got in zip(*out):
         _same_bits(got, want)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce\\(\\) is in beta")  # (torch's own notice)
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("fn", ["scatter_reduce", "index_reduce"])
+def test_prod_reduction_gradients_are_pytorch_rule(device, include_self, fn):
+    """``reduce='prod'`` gradients are PyTorch's rule: the result over each factor (``(g *
+    result) / src``: 1.0 at a subnormal lone factor, inf where the product overflowed), a
+    lone zero getting the product of the others; plugrad differentiated its product scan
+    (exact values there, NaN from ``0 * inf``). The double backward is the rule's own."""
+    xs = [[1.5, 0.0, -2.0], [0.5, 3.0, 0.0]]
+    srcs = [[0.5, 2.0, 0.0, 1.5], [-1.0, 0.25, 5e-324, 1.7e308]]
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor(xs, dtype=lib.float64, requires_grad=True, **dev)
+        if fn == "scatter_reduce":
+            src = lib.tensor(srcs, dtype=lib.float64, requires_grad=True, **dev)
+            idx = lib.tensor([[0, 1, 2, 2], [0, 0, 1, 2]], **dev)
+            y = x.scatter_reduce(1, idx, src, "prod", include_self=include_self)
+        else:
+            src = lib.tensor([row[:3] for row in srcs] + [[4.0, 1e308, -0.5]],
+                             dtype=lib.float64, requires_grad=True, **dev)
+            y = x.index_reduce(0, lib.tensor([1, 0, 1], **dev), src, "prod",
+                               include_self=include_self)
+        w = lib.tensor([[0.7, -1.1, 0.9], [1.2, 0.4, -0.6]], dtype=lib.float64, **dev)
+        gx, gs = lib.autograd.grad((y * w).sum(), [x, src], create_graph=True)
+        hx, hs = lib.autograd.grad((gx * 1.3).sum() + (gs * 0.6).sum(), [x, src])
+        out.append([host(t) for t in (y, gx, gs, hx, hs)])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)

@@ -4,8 +4,8 @@ masked_scatter, scatter_reduce.
 All but ``scatter_reduce``'s ``amax``/``amin`` are compositions of ``scatter``,
 ``index_add``, ``index_select`` and elementwise ops, so their gradients are those rules.
 Reductions of several sources into one place run as a segmented scan over the sources
-sorted by target (``log2`` doubling steps), so ``prod``'s gradient is the product rule's,
-zeros included. ``amax``/``amin`` have one rule: ties (the input's own value included, with
+sorted by target (``log2`` doubling steps); ``prod`` has PyTorch's rule (the result over
+each factor, zeros apart), ``amax``/``amin`` one rule: ties (the input's own value included, with
 ``include_self``) share the gradient evenly, as in PyTorch.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from plugrad.core.ops.indexing import (_check_scatter_shapes, as_index_tensor, i
                                        scatter_add, wrap_negative)
 from plugrad.core.ops.join import cat
 from plugrad.core.ops.slicing import basic_slice
-from plugrad.core.tensor import Tensor, _wrap_dim
+from plugrad.core.tensor import Tensor, _wrap, _wrap_dim
 
 
 @op("scatter", method="scatter", inplace="scatter_")
@@ -227,6 +227,47 @@ class ScatterReduceBackward0(KeepsOutput):
         return gx, gs
 
 
+class ScatterReduceProdBackward0(KeepsOutput):
+    """PyTorch's ``scatter_reduce_backward`` for ``prod`` (index_reduce's is the same):
+    ``self`` gets ``g * r' / self'`` with ``self'`` its zeros made 1 and ``r'`` the
+    reduction into ``self'`` (0 where ``include_self=False`` left it out); a source gets
+    ``(g * result) / src`` gathered (its zeros made 1), or, the one zero of its place,
+    ``g`` times the reduction with that zero made 1. Written with the ops themselves (on
+    flat tensors; in a plain backward without recording), so its own gradient is this rule
+    again, as PyTorch's."""
+
+    def grad(self, F, g, x, src, targets, out):  # noqa: PLR0913
+        if isinstance(g, Tensor):
+            return _prod_rule(self, g, x, src, targets, out)
+        k, dev = self.k, self.device
+        g, x, src, targets, out = (_wrap(a, _dt.get_dtype(k.dtype_of(a)), dev, k)
+                                   for a in (g, x, src, targets, out))
+        with no_grad():
+            gx, gs = _prod_rule(self, g, x, src, targets, out)
+        return (None if gx is None else gx._data), (None if gs is None else gs._data)
+
+
+def _prod_rule(node, g, x, src, targets, out):
+    keep = node.include_self
+    gx = gs = None
+    if node.next[0]:
+        masked_self = x.masked_fill(x == 0, 1)
+        r = scatter_reduce(masked_self, 0, targets, src, "prod", include_self=keep)
+        gx = g * r / masked_self
+        if not keep:
+            gx = gx.scatter(0, targets, 0.0)
+    if node.next[1]:
+        src_zero = src == 0
+        zeros = src_zero.to(x.dtype).new_zeros(tuple(x.shape))
+        n_zeros = zeros.scatter_add(0, targets, src_zero.to(x.dtype)).gather(0, targets)
+        single = src_zero.logical_and(n_zeros == 1)
+        r = scatter_reduce(x, 0, targets, src.masked_fill(single, 1), "prod",
+                           include_self=keep)
+        gs = (g * r).gather(0, targets).where(
+            single, (g * out).gather(0, targets) / src.masked_fill(src_zero, 1))
+    return gx, gs
+
+
 def _identity(x, reduce):
     if reduce in ("sum", "mean"):
         return 0
@@ -282,10 +323,16 @@ def scatter_reduce(x, dim, index, src, reduce, *, include_self=True):
             out = out.div(counts, rounding_mode="floor") if floor else out.div(counts)
         return out.reshape(*x.shape)
     if reduce == "prod":
-        runs = _segmented_scan(flat_src.index_select(0, order), seg, lambda a, b: a.mul(b))
-        factor = filled(x, flat_x.shape, 1, x.dtype).index_copy(0, touched,
-                                                                runs.index_select(0, ends))
-        return base.mul(factor).reshape(*x.shape)
+        with no_grad():
+            runs = _segmented_scan(flat_src.index_select(0, order), seg, lambda a, b: a.mul(b))
+            factor = filled(x, flat_x.shape, 1, x.dtype).index_copy(
+                0, touched, runs.index_select(0, ends))
+            out = base.mul(factor)
+        if recording(flat_x, flat_src):
+            node = ScatterReduceProdBackward0()
+            node.include_self = include_self
+            record(out, node, (flat_x, flat_src), (flat_x, flat_src, targets, OUTPUT))
+        return out.reshape(*x.shape)
     pick = (lambda a, b: a.maximum(b)) if reduce == "amax" else (lambda a, b: a.minimum(b))
     with no_grad():
         runs = _segmented_scan(flat_src.detach().index_select(0, order), seg, pick)
