@@ -466,3 +466,21 @@ def test_prod_reduction_gradients_are_pytorch_rule(device, include_self, fn):
         out.append([host(t) for t in (y, gx, gs, hx, hs)])
     for want, got in zip(*out):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("scales", [{}, {"beta": 0.5, "alpha": 2.0}, {"beta": 0.0, "alpha": 0.5}])
+def test_addr_scales_as_pytorch_kernel_and_rules(device, scales):
+    """``addr`` is ``beta * input + (alpha * vec1) * vec2`` and its gradients PyTorch's
+    rules, ``(g @ vec2) * alpha`` and ``(g^T @ vec1) * alpha`` (alpha last): plugrad
+    scaled ``g`` first, which overflowed to -inf where PyTorch's is -1.27e308."""
+    out = []
+    for lib in (torch, plugrad):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor([1.0, 4.49e307, -2.0], dtype=lib.float64, requires_grad=True, **dev)
+        v1 = lib.tensor([_BIG, 4.49e307], dtype=lib.float64, requires_grad=True, **dev)
+        v2 = lib.tensor([-0.9, 0.5, -1.06], dtype=lib.float64, requires_grad=True, **dev)
+        y = x.addr(v1, v2, **scales)
+        w = lib.tensor([[-0.6, 1.2, 0.7], [1.0, -0.8, 1.4]], dtype=lib.float64, **dev)
+        out.append([host(y)] + [host(t) for t in lib.autograd.grad((y * w).sum(), [x, v1, v2])])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)

@@ -14,6 +14,9 @@ import warnings
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import broadcast_shapes, shape_str
 from plugrad.core.factories import tensor, zeros
+from plugrad.core.autograd.node import Node
+from plugrad.core.autograd.record import input_meta, record
+from plugrad.core.grad_mode import _state as _grad_state
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._dims import return_type
 from plugrad.core.ops.declare import op
@@ -239,7 +242,41 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
         # PyTorch's logical form (bitwise with the bool scalars: logical_and takes Tensors)
         out = vec1.unsqueeze(1).logical_and(vec2.unsqueeze(0)).bitwise_and(bool(alpha))
         return out.logical_or(input.bitwise_and(bool(beta)))
-    return _scaled_sum("addr", input, vec1.unsqueeze(1) * vec2.unsqueeze(0), beta, alpha)
+    floats = vec1.dtype is vec2.dtype is input.dtype and input.dtype.is_floating_point
+    if not floats or not (input._rg or vec1._rg or vec2._rg) or not _grad_state.enabled:
+        return _addr_values(input, vec1, vec2, beta, alpha)
+    with no_grad():
+        r = _addr_values(input, vec1, vec2, beta, alpha)
+    node = AddrBackward0()
+    node.beta, node.alpha = _integral_scales("addr", input, beta, alpha)
+    record(r, node, (input, vec1, vec2), (vec1 if vec2._rg else None,
+                                          vec2 if vec1._rg else None))
+    node.meta = input_meta(r, (input, None, None))
+    return r
+
+
+def _addr_values(input, vec1, vec2, beta, alpha):
+    """PyTorch's kernel's order: ``beta * input + (alpha * vec1) * vec2``."""
+    b, a = _integral_scales("addr", input, beta, alpha)
+    return _scaled_sum("addr", input, (vec1 if a == 1 else vec1 * a).unsqueeze(1)
+                       * vec2.unsqueeze(0), b, 1)
+
+
+class AddrBackward0(Node):
+    """PyTorch's rules: ``input`` gets ``g * beta`` (``g`` for beta 1), ``vec1``
+    ``(g @ vec2) * alpha`` and ``vec2`` ``(g^T @ vec1) * alpha``: alpha last (the composed
+    product scaled ``g`` first, which overflows where PyTorch's does not)."""
+
+    def grad(self, F, g, v1, v2):
+        gx = (g if self.beta == 1 else F.mul(g, self.beta)) if self.next[0] else None
+        g1 = F.mul(_mv(F, g, v2), self.alpha) if self.next[1] else None
+        g2 = F.mul(_mv(F, F.permute(g, (1, 0)), v1), self.alpha) if self.next[2] else None
+        return gx, g1, g2
+
+
+def _mv(F, m, v):
+    """``m @ v`` with the 2-D ``matmul`` kernel."""
+    return F.reshape(F.matmul(m, F.reshape(v, (v.shape[0], 1))), (m.shape[0],))
 
 
 @op("addbmm", method="addbmm", inplace="addbmm_")
