@@ -361,3 +361,57 @@ def test_cdist_matrix_product_pads_with_ones(device):
         x2 = lib.tensor(b, dtype=lib.float64, **dev)
         out.append(host(lib.cdist(x1, x2, compute_mode="use_mm_for_euclid_dist")))
     np.testing.assert_allclose(out[1], out[0], rtol=1e-12, equal_nan=True)
+
+
+_HUGE = 4.49e307
+_NORM_ROWS = {  # (why) rows of 3 to 9 elements: PyTorch's lanes of 4 doubles and its tail
+    "lane 0 huge, no tail: NaN": [_HUGE, 0.5, 0.5, 0.5],
+    "huge in a later lane: inf": [0.5, 0.5, _HUGE, _HUGE],
+    "fewer than 4, huge mean: NaN": [1.74, -5e-324, _BIG],
+    "huge tail: inf": [0.5, 0.5, 0.5, 0.5, _HUGE],
+    "lane 0 of two vectors": [0.5] * 4 + [_HUGE] + [0.5] * 3,
+    "plain": [0.3, -1.2, 2.5, 0.7],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_NORM_ROWS))
+@pytest.mark.parametrize("affine", [False, True])
+def test_layer_norm_statistics_are_pytorch_cpu_reduction(device, name, affine):
+    """layer_norm's mean and rstd are PyTorch's CPU ``RowwiseMoments`` where a row is huge
+    or not finite: Welford in lanes of 4 doubles merged with ``delta * delta * c * m0``, NaN
+    where that is ``inf * 0`` (plugrad's two-pass variance was inf: output 0 or beta); its
+    gradient follows from those statistics."""
+    row = _NORM_ROWS[name]
+    n = len(row)
+    out = []
+    for lib, fn in ((torch, torch.nn.functional), (plugrad, F)):
+        dev = {"device": device} if lib is plugrad else {}
+        x = lib.tensor([row, [0.25 * i - 0.4 for i in range(n)]], dtype=lib.float64,
+                       requires_grad=True, **dev)
+        w = lib.tensor([1.0 + 0.1 * i for i in range(n)], dtype=lib.float64, **dev)
+        b = lib.tensor([0.2 - 0.05 * i for i in range(n)], dtype=lib.float64, **dev)
+        y = fn.layer_norm(x, (n,), w if affine else None, b if affine else None, eps=0.01)
+        g, = lib.autograd.grad((y * w).sum(), x)
+        out.append([host(y), host(g)])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_group_norm_statistics_are_pytorch_cpu_reduction(device, dtype):
+    """group_norm's statistics are PyTorch's CPU reduction's where a group is huge or not
+    finite: an inf variance gives beta (plugrad: NaN), a NaN one NaN (plugrad: 0)."""
+    big = _HUGE if dtype == "float64" else 8e37
+    x = [[[-4 * big, -9.7e-4, 1.7], [0.08, -big, -0.45], [-0.7, -0.04, -0.74],
+          [-0.28, -big, 4 * big]],
+         [[1.8, 0.5, -0.34], [-0.76, -big, -big], [0.31, -0.6, 0.69], [-0.63, 0.2, -0.61]]]
+    out = []
+    for lib, fn in ((torch, torch.nn.functional), (plugrad, F)):
+        dev = {"device": device} if lib is plugrad else {}
+        dt = getattr(lib, dtype)
+        w = lib.tensor([-0.78, 1.0, 0.6, 0.95], dtype=dt, **dev)
+        b = lib.tensor([-big, big, 1.5, 1.42], dtype=dt, **dev)
+        t = lib.tensor(x, dtype=dt, **dev)
+        out.append([host(fn.group_norm(t, 2, w, b)), host(fn.group_norm(t, 4, w, b, 0.01))])
+    for want, got in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, equal_nan=True)
