@@ -13,6 +13,7 @@ import math
 
 from plugrad.core import dtypes as _dt
 from plugrad.core.errors import DTypeError, c_dtype_name
+from plugrad.core.autograd.grad_ops import cast
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, record_binary
 from plugrad.core.grad_mode import _state as _grad_state
@@ -186,8 +187,8 @@ class FrexpBackward0(Node):
     float32 (the default dtype): 0 above ``2**127``, inf (or NaN) below ``2**-149``, the
     quotient in float32 for a half-precision mantissa."""
 
-    def grad(self, F, g, d):
-        return (F.div(g, d),)
+    def grad(self, F, g, d):  # (d is in the quotient's dtype: float64's is exact)
+        return (F.div(cast(F, g, F.dtype_of(d)), d),)
 
 
 @op("frexp", method="frexp")
@@ -204,6 +205,7 @@ def frexp(input):
     if input._rg and _grad_state.enabled:
         with no_grad():
             d = _exp2_exact(exponent, _dt.float32)
+            d = d.to(_dt.float64) if input.dtype is _dt.float64 else d
         node = FrexpBackward0()
         record(mantissa, node, (input,), (d,))
         if input.dtype is not _dt.float64:  # the float32 quotient becomes the input's dtype
