@@ -97,14 +97,22 @@ class XpKernels(XpWindowKernels, XpLinalgKernels, XpRecurrentKernels):
         return e
 
     def log_softmax(self, x, axis):
+        return self._log_softmax_parts(x, axis)[0]
+
+    def _log_softmax_parts(self, x, axis):
+        """``log_softmax(x, axis)``, with what :meth:`softmax` of the same ``x`` would divide
+        (``exp(x - m)`` and its sum, the same bits) and whether the shift was finite: a
+        replay keeps them for the cross-entropy's backward (``numpy/_replay.py``)."""
         # a +inf maximum stays: the slice is NaN, as in PyTorch (logsumexp alone is inf)
         m, finite = self._shift(x, (axis,), keep_pos_inf=True)
         with self._quiet_if(finite):
             # ``(x - m) - log(sum(exp(x - m)))`` as PyTorch's kernel: ``x - (m + log(sum))``
             # rounds ``m + log 2`` to ``m`` near the dtype's maximum (giving 0 for -log 2)
             d = x - m
-            d -= self.xp.log(self._sum_kept(self.xp.exp(d), (axis,)))
-            return d
+            e = self.xp.exp(d)
+            s = self._sum_kept(e, (axis,))
+            d -= self.xp.log(s)
+            return d, e, s, finite
 
     def logsumexp(self, x, axes, keepdims):
         m, finite = self._shift(x, axes)
@@ -257,7 +265,11 @@ class XpKernels(XpWindowKernels, XpLinalgKernels, XpRecurrentKernels):
         return gx, gw, gb
 
     def cross_entropy_backward(self, g, x, target, valid, scale):
-        p = self.softmax(x, 1)  # a fresh array: the one-hot is subtracted in place
+        # a fresh array: the one-hot is subtracted in place
+        return self._cross_entropy_grad(self.softmax(x, 1), g, target, valid, scale)
+
+    def _cross_entropy_grad(self, p, g, target, valid, scale):
+        """:meth:`cross_entropy_backward` from ``p = softmax(x, 1)`` (written into)."""
         with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
         p[along_axis_key(target.reshape(with_class), 1, self.xp)] -= 1.0
         p *= g * scale

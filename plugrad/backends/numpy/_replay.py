@@ -8,6 +8,10 @@ wrapper's frame is a good part of each call's cost; so the replay calls the ufun
 and falls back to the wrapper only where the ufunc raises (a warning made an error, an
 immutable NumPy scalar or a read-only view to update): the same values, the same effects.
 Warnings raised in the replay are filtered as plugrad's (its module name), as eagerly.
+
+Where a chain of kernels recomputes what an earlier one computed on the way, the replay
+keeps it instead (:class:`_SharedSoftmax`: a cross-entropy's backward and its forward's
+``log_softmax``): the same bits, fewer passes.
 """
 from __future__ import annotations
 
@@ -25,9 +29,66 @@ def _update_via(kernel, op):
     return update
 
 
+class _SharedSoftmax:
+    """``log_softmax(x, 1)`` and a later ``cross_entropy_backward(g, x, ...)`` of the same
+    ``x``: the backward's ``softmax(x, 1)`` is ``exp(x - max) / sum``, whose parts the forward
+    computed on the way, bit for bit; the forward keeps them for the backward (a maximum
+    over short rows is the dearest pass of a classifier's loss). Where the backward gets
+    another ``x`` than the one kept (a concurrent replay of the same program), it computes
+    afresh."""
+
+    __slots__ = ("backend", "kept")
+
+    def __init__(self, backend):
+        self.backend, self.kept = backend, None
+
+    def log_softmax(self, x, axis):
+        logp, e, s, finite = self.backend._log_softmax_parts(x, axis)
+        self.kept = (x, e, s, finite)
+        return logp
+
+    def cross_entropy_backward(self, g, x, target, valid, scale):
+        kept, self.kept = self.kept, None
+        k = self.backend
+        if kept is None or kept[0] is not x:
+            return k.cross_entropy_backward(g, x, target, valid, scale)
+        _, p, s, finite = kept
+        with k._quiet_if(finite):  # what softmax divides, as it does
+            p /= s
+        return k._cross_entropy_grad(p, g, target, valid, scale)
+
+
+def _writes(st) -> bool:
+    """Whether a step may write into an existing array (an in-place kernel, or one written
+    into its operand's buffer by the replay's buffer reuse)."""
+    name = st.name
+    return name.endswith("_") or name.endswith("_into") or name == "assign" or \
+        "out" in st.kwargs
+
+
+def _share_softmax(backend_cls, steps: list) -> None:
+    """Pair each ``cross_entropy_backward`` with the ``log_softmax`` of its logits (axis 1,
+    the same backend object), where nothing between them may have written into an array."""
+    pending: dict = {}  # slot of the logits -> the log_softmax step
+    for st in steps:
+        func, args = getattr(st.fn, "__func__", None), st.args
+        if func is backend_cls.log_softmax and len(args) == 2 and args[1] == 1 \
+                and hasattr(args[0], "slot") and not st.kwargs and not st.fallback:
+            pending[args[0].slot] = st
+        elif func is backend_cls.cross_entropy_backward and len(args) == 5 \
+                and hasattr(args[1], "slot") and not st.kwargs and not st.fallback:
+            fwd = pending.pop(args[1].slot, None)
+            if fwd is not None and fwd.fn.__self__ is st.fn.__self__:
+                share = _SharedSoftmax(st.fn.__self__)
+                fwd.fn, st.fn = share.log_softmax, share.cross_entropy_backward
+        elif _writes(st):
+            pending.clear()
+
+
 def compile_program(backend_cls, steps: list, update_ufuncs: dict, mul) -> list:
     """Rewrite the steps whose kernels are ``backend_cls``'s own (not a plugin's);
     ``update_ufuncs``: ``update_``'s forms by op name; ``mul``: the quiet multiply."""
+    _share_softmax(backend_cls, steps)
     for st in steps:
         if st.kwargs or st.fallback:
             continue

@@ -1,0 +1,127 @@
+"""The NumPy backend's rewrites of a trusted program that share work between kernel calls
+(``plugrad/backends/numpy/_replay.py``): the replay computes fewer passes, never other
+bits than the eager kernels."""
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import plugrad
+from plugrad import nn
+from plugrad.backends.numpy import NumPyBackend
+from plugrad.backends.numpy import _replay
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.dtype.str, a.shape, a.tobytes()
+
+
+def _classifier_run(compiled, ignore=False, spatial=False, steps=6, backend_compile=True):
+    plugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 12))
+    opt = plugrad.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    x = plugrad.randn(5, 6)
+    y = plugrad.tensor([[0, 2], [1, -100], [2, 2], [0, 1], [-100, 0]] if spatial
+                       else [0, 2, 11, 5, -100 if ignore else 3])
+
+    def step():
+        opt.zero_grad()
+        z = model(x)
+        if spatial:  # (N, C, L) logits: class dim 1
+            z = z.reshape(5, 6, 2)
+        loss = nn.functional.cross_entropy(z, y, ignore_index=-100)
+        loss.backward()
+        opt.step()
+        return loss
+    fn = plugrad.compile(step) if compiled else step
+    if compiled:
+        fn.backend_compile = backend_compile
+    losses = [fn().item() for _ in range(steps)]
+    return losses, [_bits(p.detach().numpy()) for p in model.parameters()], fn
+
+
+def _shares(fn) -> bool:
+    env = [e.replay.__globals__ for e in fn._entries.values() if e.replay is not None]
+    return any(isinstance(getattr(v, "__self__", None), _replay._SharedSoftmax)
+               for g in env for v in g.values())
+
+
+@pytest.mark.parametrize("ignore,spatial", [(False, False), (True, False), (False, True)])
+def test_a_cross_entropy_step_shares_its_softmax_and_trains_as_eagerly(ignore, spatial):
+    eager = _classifier_run(False, ignore, spatial)
+    compiled = _classifier_run(True, ignore, spatial)
+    assert compiled[:2] == eager[:2]
+    assert compiled[2].explain().replays == 3  # the first call makes the momentum buffers
+    assert _shares(compiled[2])
+    plain = _classifier_run(True, ignore, spatial, backend_compile=False)
+    assert plain[:2] == eager[:2] and not _shares(plain[2])
+
+
+def _edge_logits():
+    big = np.finfo(np.float32).max
+    return np.array([[1.0, 2.0, 3.0, -1.0],
+                     [np.inf, 0.0, 1.0, 2.0],        # softmax NaN (as PyTorch)
+                     [-np.inf, -np.inf, -np.inf, -np.inf],
+                     [np.nan, 0.0, 1.0, 2.0],
+                     [big, big, -big, 0.0],
+                     [-0.0, 0.0, -0.0, -200.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("errors", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_the_shared_softmax_gives_the_kernels_bits_on_edge_rows(dtype, errors):
+    k = NumPyBackend()
+    with np.errstate(over="ignore"):  # float32's maximum is inf in float16
+        x = _edge_logits().astype(dtype)
+    target = np.array([2, 0, 1, 3, 0, 1])
+    g = np.array(1.0, dtype=dtype)
+    valid = np.array([True, True, False, True, True, True])
+    with warnings.catch_warnings():
+        if errors:
+            warnings.simplefilter("error")
+        for v in (None, valid):
+            share = _replay._SharedSoftmax(k)
+            assert _bits(share.log_softmax(x, 1)) == _bits(k.log_softmax(x, 1))
+            got = share.cross_entropy_backward(g, x, target, v, 1 / 6)
+            assert _bits(got) == _bits(k.cross_entropy_backward(g, x, target, v, 1 / 6))
+
+
+def test_the_shared_softmax_computes_afresh_for_other_logits():
+    """A backward given other logits than the forward kept (a concurrent replay) does not use
+    what was kept; nor does a second backward."""
+    k = NumPyBackend()
+    x = _edge_logits()[:1]
+    other = x * 2
+    target, g = np.array([1]), np.array(1.0, dtype=np.float32)
+    share = _replay._SharedSoftmax(k)
+    share.log_softmax(x, 1)
+    want = _bits(k.cross_entropy_backward(g, other, target, None, 1.0))
+    assert _bits(share.cross_entropy_backward(g, other, target, None, 1.0)) == want
+    share.log_softmax(x, 1)
+    share.cross_entropy_backward(g, x, target, None, 1.0)
+    assert share.kept is None
+    want = _bits(k.cross_entropy_backward(g, x, target, None, 1.0))
+    assert _bits(share.cross_entropy_backward(g, x, target, None, 1.0)) == want
+
+
+def _step(name, fn, *args, **kwargs):
+    return SimpleNamespace(name=name, fn=fn, args=args, kwargs=kwargs, outs=None, fallback=())
+
+
+@pytest.mark.parametrize("between,paired", [("sum", True), ("add_into", False),
+                                            ("update_", False), ("assign", False)])
+def test_logits_possibly_written_between_are_not_shared(between, paired):
+    k = NumPyBackend()
+    x, g, t = (SimpleNamespace(slot=i) for i in range(3))
+    fwd = _step("log_softmax", k.log_softmax, x, 1)
+    mid = _step(between, k.sum, x, None, False)
+    bwd = _step("cross_entropy_backward", k.cross_entropy_backward, g, x, t, None, 1.0)
+    _replay._share_softmax(NumPyBackend, [fwd, mid, bwd])
+    assert isinstance(getattr(fwd.fn, "__self__", None), _replay._SharedSoftmax) is paired
+    assert isinstance(getattr(bwd.fn, "__self__", None), _replay._SharedSoftmax) is paired
+    other = _step("log_softmax", k.log_softmax, x, 0)  # another axis than the backward's
+    bwd = _step("cross_entropy_backward", k.cross_entropy_backward, g, x, t, None, 1.0)
+    _replay._share_softmax(NumPyBackend, [other, bwd])
+    assert bwd.fn == k.cross_entropy_backward
