@@ -113,7 +113,9 @@ class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
         """For ``plugrad.compile``, which replays a captured step: kernels that compute
         ``name(dst, *args)`` into ``dst`` and return it, by kernel name (``{"add": f}`` with
         ``f(dst, value)``). A replay uses them where ``dst`` is a temporary nothing reads
-        afterwards, of the result's shape and floating dtype: no new buffer. Optional."""
+        afterwards, of the result's shape and floating dtype: no new buffer. A kernel that can
+        write into another operand than its first maps positions to forms called with its own
+        arguments (``{"where": {2: f}}``, ``f(cond, a, b)`` into ``b``). Optional."""
         return {}
 
     def compile_program(self, steps: list) -> list:

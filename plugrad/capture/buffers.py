@@ -1,7 +1,10 @@
 """Reusing buffers in a captured program: a temporary that nothing reads after a kernel call
 becomes that call's output buffer, where the backend has an in-place form of the kernel
 (``Backend.inplace_kernels``). The same values in the same order, one allocation fewer
-(for large activations, one fewer pass of page faults and memory traffic)."""
+(for large activations, one fewer pass of page faults and memory traffic; a result written
+over an operand still in cache, not into fresh memory). A form is ``f(dst, *others)`` for
+the first operand's buffer, or ``{position: f}`` with ``f`` called with the kernel's own
+arguments, writing into the one at that position (``where(cond, a, b)`` into ``b``)."""
 from __future__ import annotations
 
 from plugrad.capture.program import IMPURE, Program, Ref, refs, slot_sets
@@ -42,7 +45,12 @@ def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
         if form is None or isinstance(ins.outs, tuple) or ins.kwargs:
             continue
         out_meta = meta.get(ins.outs)
-        for pos in ((0, 1) if ins.name in COMMUTATIVE and len(ins.args) == 2 else (0,)):
+        if isinstance(form, dict):  # {position: form called with the kernel's arguments}
+            choices = [(pos, f, False) for pos, f in form.items()]
+        else:  # form(dst, *others), dst the first operand (either one where commutative)
+            choices = [(pos, form, True) for pos in
+                       ((0, 1) if ins.name in COMMUTATIVE and len(ins.args) == 2 else (0,))]
+        for pos, fn, first in choices:
             a = ins.args[pos] if pos < len(ins.args) else None
             if not isinstance(a, Ref) or a.slot not in owned:
                 continue
@@ -54,8 +62,9 @@ def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
             others = [x for j, x in enumerate(ins.args) if j != pos]
             if any(find(s) == g for s in refs(others)):
                 continue  # the operand is read again in this very call
-            ins.args = (a, *others)
-            ins.fn, ins.name = form, f"{ins.name}_into"
+            if first:
+                ins.args = (a, *others)
+            ins.fn, ins.name = fn, f"{ins.name}_into"
             uses = max(last_use.get(find(ins.outs), -1), last_use.get(g, -1))
             union(ins.outs, a.slot)
             last_use[find(g)] = uses

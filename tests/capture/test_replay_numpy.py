@@ -125,3 +125,37 @@ def test_logits_possibly_written_between_are_not_shared(between, paired):
     bwd = _step("cross_entropy_backward", k.cross_entropy_backward, g, x, t, None, 1.0)
     _replay._share_softmax(NumPyBackend, [other, bwd])
     assert bwd.fn == k.cross_entropy_backward
+
+
+def _edge_values(dtype, shape=(40, 33)):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape)
+    a.flat[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, -np.nan]
+    return a.astype(dtype), rng.random(shape) < 0.5
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("pos", [1, 2])
+@pytest.mark.parametrize("other", [0.0, 0, -0.0, 2.5, "array"])
+def test_where_written_into_an_operand_has_the_kernels_bits(dtype, pos, other):
+    """``where(cond, a, b)`` into ``a`` or ``b``: the eager kernel's bits, by the bits path
+    (the other operand +0) or otherwise, for every float dtype."""
+    import ml_dtypes  # noqa: F401 - bfloat16
+    k = NumPyBackend()
+    dst, cond = _edge_values(np.dtype(dtype))
+    if isinstance(other, str):
+        other = _edge_values(np.dtype(dtype))[0][::-1].copy()
+    args = (cond, dst, other) if pos == 1 else (cond, other, dst)
+    want = _bits(k.where(*args))
+    form = k.inplace_kernels()["where"][pos]
+    out = form(*args)
+    assert out is dst and _bits(out) == want
+
+
+def test_relu_backward_writes_into_the_incoming_gradient():
+    """The captured MLP step's ReLU backward (``where(y <= 0, 0, g)``) takes ``g``'s buffer,
+    and the step still trains as eagerly, bit for bit."""
+    eager = _classifier_run(False)
+    compiled = _classifier_run(True)
+    assert compiled[:2] == eager[:2]
+    assert compiled[2].explain().buffers_reused == 4  # two bias adds, the ReLU, its backward

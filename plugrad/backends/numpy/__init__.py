@@ -124,6 +124,30 @@ def _keep_bits(cond, a, keep_true: bool):
     np.bitwise_and(m, a.view(u), out=m)
     return m.view(a.dtype)
 _BF16 = np.dtype(ml_dtypes.bfloat16)
+_U8 = np.dtype(np.uint8)
+
+
+def _where_into(pos: int):
+    """``where(cond, a, b)`` written into its operand at ``pos`` (1: ``a``, 2: ``b``), for a
+    replay's buffer reuse (a float array of the result's shape and dtype that nothing reads
+    afterwards: ReLU's backward writes into the incoming gradient, as hand-written NumPy's
+    ``g *= mask`` does). Choosing between that array and +0 is an integer multiply of its
+    bits by the (kept) mask, in one pass: the bits of ``np.where``, NaN and inf included."""
+    keep_true = pos == 1
+
+    def into(cond, a, b):
+        dst, other = (a, b) if keep_true else (b, a)
+        if type(other) in (int, float) and other == 0 and cond.dtype == _BOOL \
+                and cond.shape == dst.shape and dst.dtype.itemsize in _UINT \
+                and dst.dtype.kind in "fV" and (type(other) is int or _copysign(1.0, other) > 0):
+            bits = dst.view(_UINT[dst.dtype.itemsize])
+            keep = cond if keep_true else np.logical_not(cond)
+            np.multiply(bits, keep.view(_U8), out=bits)
+            return dst
+        np.copyto(dst, NumPyBackend.where(cond, a, b))
+        return dst
+    into.__name__ = into.__qualname__ = "where_into"
+    return into
 
 
 _MUL = _ieee_binary(np.multiply)
@@ -156,7 +180,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         u = _UPDATE_UFUNCS
         return {"add": u["add"], "sub": u["sub"], "mul": u["mul"],
                 "maximum": _into_first(np.maximum), "minimum": _into_first(np.minimum),
-                "neg": _into_first(np.negative), "tanh": _into_first(np.tanh)}
+                "neg": _into_first(np.negative), "tanh": _into_first(np.tanh),
+                "where": {2: _where_into(2), 1: _where_into(1)}}
 
     def compile_program(self, steps: list) -> list:
         # the ufuncs themselves, not their wrappers (_replay.py)
