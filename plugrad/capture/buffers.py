@@ -13,7 +13,8 @@ from plugrad.capture.program import IMPURE, Program, Ref, refs, slot_sets
 #: backend; anything else may return a view and so aliases its arguments.
 FRESH = frozenset({"matmul", "add", "sub", "mul", "div", "maximum", "minimum", "neg", "exp",
                    "tanh", "sigmoid", "pow", "where", "sqrt", "log", "gelu", "silu",
-                   "softmax", "log_softmax", "layer_norm", "conv2d"})
+                   "softmax", "log_softmax", "layer_norm", "conv2d",
+                   "cross_entropy_backward"})
 #: Where the result equals the kernel with its two operands swapped, bit for bit.
 COMMUTATIVE = frozenset({"add", "mul"})
 
