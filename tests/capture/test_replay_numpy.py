@@ -162,3 +162,21 @@ def test_relu_backward_writes_into_the_incoming_gradient():
     # the backward seed full((), 1.0): the cross-entropy's gradient is a new array (not a
     # view of it), so nothing the step leaves behind can alias the constant
     assert compiled[2].explain().constants_folded == 1
+
+
+def test_permute_and_reshape_call_the_array_methods_and_fall_back_for_scalars():
+    """``permute``/``reshape`` replay as ``ndarray.transpose``/``ndarray.reshape``; a full
+    reduction's result is a NumPy scalar (no ndarray): the kernel serves it instead."""
+    x = plugrad.randn(3, 4)
+
+    def step():
+        s = x.sum()                       # a NumPy scalar underneath
+        return s.reshape(1, 1) + x.t().reshape(1, 12).sum(1, keepdim=True)
+
+    fn = plugrad.compile(step)
+    for _ in range(4):
+        out = fn()
+    assert fn.explain().replays == 2
+    assert _bits(out.numpy()) == _bits(step().numpy())
+    source_env = next(iter(fn._entries.values())).replay.__globals__.values()
+    assert np.ndarray.transpose in list(source_env) and np.ndarray.reshape in list(source_env)

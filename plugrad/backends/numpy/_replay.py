@@ -4,9 +4,10 @@ calls of NumPy's ufuncs.
 Eagerly, a kernel is a thin Python wrapper around a ufunc (it keeps floating-point warnings
 quiet where the caller made them errors, dispatches ``update_`` on its op name, turns
 ``x ** 2`` into ``x * x``). In a replay, where a small step is nothing but such calls, the
-wrapper's frame is a good part of each call's cost; so the replay calls the ufunc itself
-and falls back to the wrapper only where the ufunc raises (a warning made an error, an
-immutable NumPy scalar or a read-only view to update): the same values, the same effects.
+wrapper's frame is a good part of each call's cost; so the replay calls the ufunc (or, for
+``permute`` and ``reshape``, the array method) itself and falls back to the wrapper only
+where it raises (a warning made an error, an immutable NumPy scalar or a read-only view to
+update, a NumPy scalar to reshape): the same values, the same effects.
 Warnings raised in the replay are filtered as plugrad's (its module name), as eagerly.
 
 Where a chain of kernels recomputes what an earlier one computed on the way, the replay
@@ -113,4 +114,8 @@ def compile_program(backend_cls, steps: list, update_ufuncs: dict, mul) -> list:
                 and args[1] == 2:
             st.fn, st.args = np.multiply, (args[0], args[0])  # what pow(x, 2) computes
             st.fallback = ((RuntimeWarning, mul),)
+        elif (func is backend_cls.permute or fn is backend_cls.reshape) and len(args) == 2:
+            # the array methods they call (a NumPy scalar, 0-d, is no ndarray: the kernel)
+            method = np.ndarray.transpose if func is backend_cls.permute else np.ndarray.reshape
+            st.fn, st.fallback = method, ((TypeError, fn),)
     return steps
