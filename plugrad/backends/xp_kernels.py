@@ -81,6 +81,11 @@ class XpKernels(XpWindowKernels, XpLinalgKernels, XpRecurrentKernels):
         which is a few microseconds cheaper than ``np.sum``)."""
         return self.xp.sum(x, axis=axes, keepdims=True)
 
+    def _along_axis_key(self, index, axis: int) -> tuple:
+        """:func:`~plugrad.backends.array_api.along_axis_key` on ``self.xp`` (a hook: NumPy
+        keeps the aranges)."""
+        return along_axis_key(index, axis, self.xp)
+
     def _quiet_if(self, finite: bool):
         return _NULL if finite else self._quiet()
 
@@ -271,7 +276,7 @@ class XpKernels(XpWindowKernels, XpLinalgKernels, XpRecurrentKernels):
     def _cross_entropy_grad(self, p, g, target, valid, scale):
         """:meth:`cross_entropy_backward` from ``p = softmax(x, 1)`` (written into)."""
         with_class = tuple(target.shape[:1]) + (1,) + tuple(target.shape[1:])
-        p[along_axis_key(target.reshape(with_class), 1, self.xp)] -= 1.0
+        p[self._along_axis_key(target.reshape(with_class), 1)] -= 1.0
         p *= g * scale
         if valid is not None:  # an ignored row is exactly +0 (PyTorch), not (p - 1) * 0
             p = self.xp.where(valid.reshape(with_class), p, 0.0)

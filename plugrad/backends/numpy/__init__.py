@@ -19,6 +19,7 @@ import numpy as np
 from plugrad.backends.array_api import NUMPY_ERRSTATE, NUMPY_IGNORE_ALL, ArrayAPIBackend
 from plugrad.backends.hooks import hookimpl
 from plugrad.backends.numpy import _replay
+from plugrad.backends.numpy._scatter import along_axis_key as _along_axis_key
 from plugrad.backends.numpy._scatter import gather as _gather
 from plugrad.backends.numpy._scatter import scatter_add_into
 from plugrad.backends.xp_kernels import XpKernels
@@ -366,6 +367,8 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
         if np.isfinite(m).all():
             return m, True
         return np.where((m == -np.inf) if keep_pos_inf else np.isinf(m), 0, m), False
+
+    _along_axis_key = staticmethod(_along_axis_key)  # its aranges kept (see _scatter)
 
     @staticmethod
     def _sum_kept(x, axes):

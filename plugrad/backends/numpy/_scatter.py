@@ -38,6 +38,14 @@ def _axis_arange(n: int, dim: int, ndim: int):
     return a
 
 
+def along_axis_key(index, axis: int) -> tuple:
+    """``array_api.along_axis_key`` (``index`` given along ``axis``, every other dimension
+    enumerated over ``index``'s sizes) with the kept aranges."""
+    ndim = index.ndim
+    return tuple(index if d == axis else _axis_arange(n, d, ndim)
+                 for d, n in enumerate(index.shape))
+
+
 def gather(x, axis: int, index):
     """``np.take_along_axis(x, index, axis)``: the same key, so the same values and errors."""
     ndim = x.ndim
