@@ -368,6 +368,18 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
             return m, True
         return np.where((m == -np.inf) if keep_pos_inf else np.isinf(m), 0, m), False
 
+    def _log_softmax_parts(self, x, axis):
+        """``XpKernels._log_softmax_parts`` in one frame where the maximum is finite (its
+        helpers' frames are a good part of a classifier's small call); else that one."""
+        m = np.maximum.reduce(x, axis=(axis,), keepdims=True)  # as _shift
+        if not np.isfinite(m).all():
+            return XpKernels._log_softmax_parts(self, x, axis)
+        d = x - m
+        e = np.exp(d)
+        s = np.add.reduce(e, (axis,), None, None, True)  # as _sum_kept
+        d -= np.log(s)
+        return d, e, s, True
+
     _along_axis_key = staticmethod(_along_axis_key)  # its aranges kept (see _scatter)
 
     @staticmethod
