@@ -41,9 +41,7 @@ def _axis_arange(n: int, dim: int, ndim: int):
 def along_axis_key(index, axis: int) -> tuple:
     """``array_api.along_axis_key`` (``index`` given along ``axis``, every other dimension
     enumerated over ``index``'s sizes) with the kept aranges."""
-    ndim = index.ndim
-    return tuple(index if d == axis else _axis_arange(n, d, ndim)
-                 for d, n in enumerate(index.shape))
+    return _key(index, axis, index.shape)
 
 
 def gather(x, axis: int, index):
@@ -51,9 +49,17 @@ def gather(x, axis: int, index):
     ndim = x.ndim
     if index.ndim != ndim or not ndim or not -ndim <= axis < ndim or index.dtype.kind not in "iu":
         return np.take_along_axis(x, index, axis=axis)  # its errors
-    axis %= ndim
-    return x[tuple(index if d == axis else _axis_arange(n, d, ndim)
-                   for d, n in enumerate(x.shape))]
+    return x[_key(index, axis % ndim, x.shape)]
+
+
+def _key(index, axis: int, shape) -> tuple:
+    """``index`` at ``axis``, the kept arange of each other dimension of ``shape``."""
+    if len(shape) == 2:  # a classifier's (N, C): no generator frame
+        return (index, _axis_arange(shape[1], 1, 2)) if axis == 0 else \
+            (_axis_arange(shape[0], 0, 2), index)
+    ndim = len(shape)
+    return tuple(index if d == axis else _axis_arange(n, d, ndim) for d, n in enumerate(shape))
+
 
 #: A round of fewer elements than this costs more in per-call overhead than it saves.
 SMALL_ROUND = 4096
