@@ -54,8 +54,11 @@ class _SharedSoftmax:
         if kept is None or kept[0] is not x:
             return k.cross_entropy_backward(g, x, target, valid, scale)
         _, p, s, finite = kept
-        with k._quiet_if(finite):  # what softmax divides, as it does
+        if finite:  # what softmax divides, as it does (quietly where the shift was not finite)
             p /= s
+        else:
+            with k._quiet():
+                p /= s
         return k._cross_entropy_grad(p, g, target, valid, scale)
 
 
