@@ -10,7 +10,6 @@ from __future__ import annotations
 import plugrad
 from plugrad.core.autograd.constant_grads import records as _records
 from plugrad.core.autograd.node import present_as as _named
-from plugrad.core.ops.moments import pytorch_statistics as _pytorch_statistics
 from plugrad.nn._dtypes import expect_dtype as _expect
 
 __all__ = ["group_norm", "instance_norm", "rms_norm", "local_response_norm"]
@@ -67,8 +66,6 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     xg = x.reshape(n, num_groups, -1)
     mean = xg.mean(-1, keepdim=True)
     var = (xg - mean).square().mean(-1, keepdim=True)
-    # (rows whose statistics are huge or not finite: PyTorch's CPU reduction's values)
-    mean, var = _pytorch_statistics(xg.reshape(n * num_groups, -1), mean, var)
     # per (sample, channel): the group's statistics repeated over its channels
     cg = c // num_groups
     mean = mean.expand(n, num_groups, cg).reshape(n, c)
