@@ -1,7 +1,7 @@
 """Numerical helpers PyTorch has at the top level: ``cov``/``corrcoef``, ``trapezoid``
 (``trapz``, ``cumulative_trapezoid``), ``vander``, ``addmv``/``addr``/``addbmm``,
-``chain_matmul``, ``dist``, ``renorm``, ``isin``, ``histogram``, the ``*_norm`` legacy
-spellings, and the window functions (``hann_window``, ...).
+``chain_matmul``, ``dist``, ``renorm``, ``isin``, ``histogram`` and the ``*_norm`` legacy
+spellings (the window functions are in :mod:`~plugrad.core.ops.windows`).
 
 Compositions of differentiable ops: their gradients are the composed ops' rules (``vander``
 is a cumulative product, as PyTorch's, so the gradient at 0 is finite).
@@ -12,7 +12,7 @@ import math
 import warnings
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.errors import broadcast_shapes, shape_str
+from plugrad.core.errors import broadcast_shapes
 from plugrad.core.factories import tensor, zeros
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import input_meta, record
@@ -26,6 +26,7 @@ from plugrad.core.ops.linalg_extra import matrix_norm, multi_dot, vector_norm
 from plugrad.core.tensor import Tensor, _wrap_dim
 
 _histogram_result = return_type("histogram", "hist", "bin_edges")
+builtins_range = range  # histogram's ``range=`` argument hides the builtin
 
 
 def _float(x):
@@ -428,79 +429,3 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         widths = edges.diff()
         hist = hist / (hist.sum() * widths)
     return _histogram_result(hist.detach(), edges)
-
-
-# ---------------------------------------------------------------------- windows
-def _window(name, window_length, periodic, dtype, device, requires_grad, fn):
-    if window_length < 0:
-        raise RuntimeError(f"{name} requires non-negative window_length, got "
-                           f"window_length={window_length}")
-    dt = _dt.get_default_dtype() if dtype is None else _dt.get_dtype(dtype)
-    if not dt.is_floating_point:
-        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt.name}")
-    if window_length == 0:
-        vals = []
-    elif window_length == 1:
-        vals = [1.0]
-    else:
-        n = window_length + 1 if periodic else window_length
-        vals = [fn(i, n) for i in builtins_range(n)][:window_length]
-    return tensor(vals, dtype=dt, device=device, requires_grad=requires_grad)
-
-
-builtins_range = range
-
-
-def _cosine_sum(*coefs):
-    def fn(i, n):
-        return sum(c * (-1) ** k * math.cos(2 * math.pi * k * i / (n - 1))
-                   for k, c in enumerate(coefs))
-    return fn
-
-
-@op("hann_window")
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                requires_grad=False):
-    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum(0.5, 0.5))
-
-
-@op("hamming_window")
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   layout=None, device=None, requires_grad=False):
-    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum(alpha, beta))
-
-
-@op("blackman_window")
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    requires_grad=False):
-    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum(0.42, 0.5, 0.08))
-
-
-@op("bartlett_window")
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    requires_grad=False):
-    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda i, n: 1.0 - abs(2.0 * i / (n - 1) - 1.0))
-
-
-def _i0(x: float) -> float:
-    term = total = 1.0
-    q = x * x / 4.0
-    k = 1
-    while term > 1e-17 * total:
-        term *= q / (k * k)
-        total += term
-        k += 1
-    return total
-
-
-@op("kaiser_window")
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
-                  device=None, requires_grad=False):
-    def fn(i, n):
-        r = 2.0 * i / (n - 1) - 1.0
-        return _i0(beta * math.sqrt(max(0.0, 1.0 - r * r))) / _i0(beta)
-    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, fn)

@@ -8,4 +8,5 @@ from plugrad.core.ops import compat  # noqa: F401 - spellings real programs use 
 from plugrad.core.ops import math_more  # noqa: F401
 from plugrad.core.ops import tensor_more  # noqa: F401
 from plugrad.core.ops import numeric_more  # noqa: F401
+from plugrad.core.ops import windows  # noqa: F401
 from plugrad.core.ops import linalg_lu  # noqa: F401
