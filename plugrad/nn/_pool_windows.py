@@ -148,8 +148,8 @@ def sliding_max(name, input, nd, kernel_size, stride, padding, dilation, ceil_mo
     p = _tuple(name, padding, "padding", nd)
     d = _tuple(name, dilation, "dilation", nd)
     if any(2 * pi > ki for pi, ki in zip(p, k)):
-        raise ValueError(f"{name}: pad should be at most half of effective kernel size, but "
-                         f"got pad={p} and kernel_size={k}")
+        raise plugrad.ArgumentError(f"{name}: pad should be at most half of effective kernel "
+                                    f"size, but got pad={p} and kernel_size={k}")
     sizes = tuple(x.shape[2:])
     outs = tuple(_out_size(name, sizes[i], k[i], s[i], (p[i], p[i]), d[i], ceil_mode)
                  for i in range(nd))

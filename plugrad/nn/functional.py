@@ -237,6 +237,9 @@ def embedding(x, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if sparse:
         raise NotImplementedError("embedding: sparse=True (a sparse gradient) is not supported; "
                                   "use sparse=False")
+    if weight.ndim != 2:
+        raise plugrad.ShapeError(f"embedding: 'weight' must be 2-D, got a weight of shape "
+                                 f"{list(weight.shape)}")
     if x.dtype.is_floating_point or x.dtype == plugrad.bool:
         raise plugrad.DTypeError(f"embedding: Expected tensor for argument #1 'indices' to "
                                  f"have one of the following scalar types: Long, Int; but got {x.dtype} instead")

@@ -217,8 +217,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     s = k if stride is None or stride == () or stride == [] else _triple(name, stride, "stride")
     p = _triple(name, padding, "padding")
     if any(2 * pi > ki for pi, ki in zip(p, k)):
-        raise ValueError(f"{name}: pad should be at most half of effective kernel size, but "
-                         f"got pad={p} and kernel_size={k}")
+        raise plugrad.ArgumentError(f"{name}: pad should be at most half of effective kernel "
+                                    f"size, but got pad={p} and kernel_size={k}")
     n, c, depth, h, w = x.shape
     # PyTorch's loop: each window's taps added in turn in the input's dtype, then divided
     outs = [_depth_geometry(name, size, ki, si, pi, 1, ceil_mode)[0]

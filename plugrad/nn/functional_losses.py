@@ -149,7 +149,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     reduction = legacy_reduction(size_average, reduce, reduction)
     _ops.check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+        raise plugrad.ArgumentError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                          f"{label_smoothing}")
     probabilities = (isinstance(target, plugrad.Tensor) and isinstance(input, plugrad.Tensor)
                      and tuple(target.shape) == tuple(input.shape))

@@ -8,7 +8,7 @@ differentiable; floating operands raise as in PyTorch.
 from __future__ import annotations
 
 from plugrad.core import dtypes as _dt
-from plugrad.core.errors import DTypeError, c_dtype_name, kernel_error
+from plugrad.core.errors import DTypeError, DTypeNotImplementedError, c_dtype_name, kernel_error
 from plugrad.core.ops._base import _SCALARS, binary_operands
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
@@ -17,7 +17,7 @@ _BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
 def _refuse(name, kernel_name, dt):
-    raise DTypeError(f'{name}: "{kernel_name}_cpu" not implemented for {c_dtype_name(dt)!r}')
+    raise DTypeNotImplementedError(f'{name}: "{kernel_name}_cpu" not implemented for {c_dtype_name(dt)!r}')
 
 
 def _logic(name, kernel, logical, a, b):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from plugrad.core import autocast as _ac
 from plugrad.core.autograd.node import Node, present_as
 from plugrad.core.autograd.record import record, recording
-from plugrad.core.errors import ShapeError, shape_str
+from plugrad.core.errors import ArgumentError, ShapeError, shape_str
 from plugrad.core.ops.conv import conv2d
 from plugrad.core.ops.declare import op
 from plugrad.core.ops.shape import squeeze, unsqueeze
@@ -63,10 +63,10 @@ def _geometry(name, x, weight, bias, stride, padding, output_padding, groups, di
     output_padding, dilation = pair(output_padding, name, "output_padding"), pair(
         dilation, name, "dilation")
     if min(stride) < 1 or min(dilation) < 1:
-        raise ValueError(f"{name}: stride and dilation must be positive, got {stride}, "
+        raise ArgumentError(f"{name}: stride and dilation must be positive, got {stride}, "
                          f"{dilation}")
     if min(padding) < 0 or min(output_padding) < 0:
-        raise ValueError(f"{name}: negative padding is not supported, got {padding}, "
+        raise ArgumentError(f"{name}: negative padding is not supported, got {padding}, "
                          f"output_padding {output_padding}")
     for op_, s, d in zip(output_padding, stride, dilation):
         if op_ >= s and op_ >= d:

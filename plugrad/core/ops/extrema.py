@@ -10,7 +10,7 @@ from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.grad_ops import expand_back
 from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import DTypeError, OpError
+from plugrad.core.errors import DTypeError, IndexOutOfRangeError, OpError
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops import shape as _shape
 from plugrad.core.ops._dims import filled, kept_shape, normalize_dims, reduced_shape
@@ -59,9 +59,10 @@ def _check_nonempty(name, x, axes):
     shape = x._data.shape
     if axes is None:
         if x.numel() == 0:
-            raise OpError(f"{name}(): Expected reduction dim to be specified for input.numel() "
-                          f"== 0 (input shape {list(shape)}). Specify the reduction dim with "
-                          f"the 'dim' argument.")
+            raise IndexOutOfRangeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() "
+                f"== 0 (input shape {list(shape)}). Specify the reduction dim with "
+                f"the 'dim' argument.")
         return
     for a in axes:
         if shape[a] == 0:

@@ -14,7 +14,8 @@ import numpy as np
 from plugrad.core import dtypes as _dt
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record, recording
-from plugrad.core.errors import DTypeError, IndexOutOfRangeError, ShapeError, broadcast_shapes, check_device, shape_str
+from plugrad.core.errors import (ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError,
+                                 broadcast_shapes, check_device, shape_str)
 from plugrad.core.factories import tensor
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
@@ -105,6 +106,11 @@ def index_add(x, dim, index, source, *, alpha=1):
     axis = _wrap_dim(dim, x.ndim, "index_add")
     index = wrap_negative("index_add", as_index_tensor("index_add", index, x).reshape(-1),
                           x.shape[axis], axis)
+    expected = tuple(index.shape[0] if d == axis else n for d, n in enumerate(x.shape))
+    if tuple(source.shape) != expected and not (x.ndim == 0 and source.numel() == 1):
+        raise ShapeError(f"index_add_(): source of shape {shape_str(source.shape)} does not fit "
+                         f"{index.shape[0]} indices into dimension {axis} of "
+                         f"{shape_str(x.shape)} (expected {shape_str(expected)})")
     if alpha != 1:
         source = source * alpha
     shape = [1] * x.ndim
@@ -314,6 +320,9 @@ def repeat_interleave(x, repeats, dim=None, *, output_size=None):
     d = _wrap_dim(dim, x.ndim, "repeat_interleave")
     counts = np.asarray(repeats.tolist() if isinstance(repeats, Tensor) else repeats,
                         dtype=np.int64).reshape(-1)
+    if (counts < 0).any():
+        raise ArgumentError(f"repeat_interleave: Repeats must be non-negative, got "
+                            f"{counts.tolist()}")
     if counts.size == 1:
         y = unsqueeze(x, d + 1)
         shape = list(y.shape)

@@ -12,7 +12,7 @@ from plugrad.core import autocast as _ac
 from plugrad.core.autograd.grad_ops import sum_to
 from plugrad.core.autograd.node import Node
 from plugrad.core.autograd.record import record
-from plugrad.core.errors import (DTypeError, DTypeNotImplementedError, ShapeError,
+from plugrad.core.errors import (ArgumentError, DTypeError, DTypeNotImplementedError, ShapeError,
                                   broadcast_shapes, check_device, shape_str)
 from plugrad.core.grad_mode import _state
 from plugrad.core.ops.declare import op
@@ -238,7 +238,7 @@ def _parse_einsum(equation, operands):
     lhs, arrow, rhs = equation.replace(" ", "").partition("->")
     specs = lhs.split(",")
     if len(specs) != len(operands):
-        raise ValueError(f"einsum(): {len(specs)} subscripts in {equation!r} but "
+        raise ArgumentError(f"einsum(): {len(specs)} subscripts in {equation!r} but "
                          f"{len(operands)} operands")
     n_ell = 0
     for s, x in zip(specs, operands):

@@ -86,6 +86,9 @@ def roll(x, shifts, dims=None):
         return reshape(roll(flatten(x), shifts, 0), x.shape)
     shifts = shifts if isinstance(shifts, (tuple, list)) else (shifts,)
     dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise ShapeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+                         f"dims:{len(dims)}")
     for s, d in zip(shifts, dims):
         axis = _wrap_dim(d, x.ndim, "roll")
         n = x.shape[axis]

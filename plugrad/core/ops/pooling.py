@@ -2,6 +2,8 @@
 adaptive average (composites of the window ops)."""
 from __future__ import annotations
 
+from plugrad.core.errors import ArgumentError
+
 import numpy as np
 
 from plugrad.core import dtypes as _dt
@@ -26,7 +28,7 @@ def _pool_geometry(name, x, kernel_size, stride, padding, dilation, ceil_mode):
                                                      dilation)
     for (p, _), k in zip(pads, kernel):
         if p > k // 2:
-            raise ValueError(f"{name}: pad should be at most half of effective kernel size, "
+            raise ArgumentError(f"{name}: pad should be at most half of effective kernel size, "
                              f"but got pad={p}, kernel_size={k}")
     sizes = [out_size(name, x.shape[2 + i], kernel[i], stride[i], pads[i], dilation[i],
                       ceil_mode) for i in range(2)]

@@ -2,6 +2,8 @@
 safe square root so the 2-norm's gradient at zero is 0, as in PyTorch)."""
 from __future__ import annotations
 
+from plugrad.core.errors import ArgumentError
+
 import builtins
 import math
 
@@ -214,7 +216,7 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
     if p is None or p == "fro":  # p=None: the 2-norm (PyTorch)
         p = 2
     if isinstance(p, str):
-        raise ValueError(f"norm(): p={p!r} is not supported (use a number, 'fro' or inf)")
+        raise ArgumentError(f"norm(): p={p!r} is not supported (use a number, 'fro' or inf)")
     axes = normalize_dims(dim, x.ndim, "norm")
     if x.dtype.itemsize == 2:  # float16 / bfloat16: computed in float32, rounded once
         return _pnorm(x.float(), p, axes, keepdim).to(x.dtype)

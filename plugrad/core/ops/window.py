@@ -1,7 +1,7 @@
 """Argument checks and window geometry shared by the nn ops (linear, conv, pooling, norms)."""
 from __future__ import annotations
 
-from plugrad.core.errors import DTypeError, ShapeError, check_device, shape_str
+from plugrad.core.errors import ArgumentError, DTypeError, ShapeError, check_device, shape_str
 from plugrad.core.ops.shape import unsqueeze
 from plugrad.core.tensor import Tensor
 
@@ -59,7 +59,7 @@ def window_geometry(op, kernel, stride, padding, dilation):
                                                                                  "stride")
     dilation = pair(dilation, op, "dilation")
     if min(stride) < 1 or min(dilation) < 1 or min(kernel) < 1:
-        raise ValueError(f"{op}: kernel_size, stride and dilation must be positive, got "
+        raise ArgumentError(f"{op}: kernel_size, stride and dilation must be positive, got "
                          f"{kernel}, {stride}, {dilation}")
     if isinstance(padding, str):
         if padding == "valid":
@@ -76,7 +76,7 @@ def window_geometry(op, kernel, stride, padding, dilation):
     else:
         ph, pw = pair(padding, op, "padding")
         if ph < 0 or pw < 0:
-            raise ValueError(f"{op}: negative padding is not supported, got {(ph, pw)}")
+            raise ArgumentError(f"{op}: negative padding is not supported, got {(ph, pw)}")
         pads = ((ph, ph), (pw, pw))
     return kernel, stride, pads, dilation
 
