@@ -172,7 +172,7 @@ def replayer(forward, backward, cut: Split, metas: list, n_outputs: int):
     graph joined to one :class:`CompiledFunctionBackward` with edges to the leaves."""
     leaves = [weakref.ref(t) for t in cut.leaves]
     graph_outputs = cut.graph_outputs
-    out_meta = [(None, metas[i][0].name, metas[i][1].index) for i in graph_outputs]
+    out_meta = [(metas[i][0].name, metas[i][1].index) for i in graph_outputs]
 
     def run(*inputs):
         arrays = forward(*inputs)
@@ -180,11 +180,10 @@ def replayer(forward, backward, cut: Split, metas: list, n_outputs: int):
         tensors = [ref() for ref in leaves]
         node = CompiledFunctionBackward(
             backward, arrays[n_outputs:],
-            [(tuple(outs[i]._data.shape),) + m[1:] for i, m in zip(graph_outputs, out_meta)])
+            [(tuple(outs[i]._data.shape),) + m for i, m in zip(graph_outputs, out_meta)])
         first = outs[graph_outputs[0]]
         _record.record(first, node, tensors)
         node.saved, node.versions = tuple(tensors), tuple(t._vc[0] for t in tensors)
-        node.arrays = tuple(arrays[n_outputs:])
         for nr, i in enumerate(graph_outputs[1:], 1):
             t = outs[i]
             t.grad_fn, t._rg, t._output_nr = node, True, nr
