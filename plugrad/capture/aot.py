@@ -130,7 +130,7 @@ def split(prog: Program, cut: Split) -> tuple:
         outs = ins.outs if isinstance(ins.outs, tuple) else (ins.outs,)
         made.update(o for o in outs if o is not None)
     needed.update(s for s in cut.grads if s not in made)
-    if any(w.slot in made and w.slot not in needed for w in prog.writes):
+    if any(w.slot in made for w in prog.writes):
         return "the backward leaves state in a tensor"
     saved = sorted(needed)
     fwd = Program(inputs=list(prog.inputs), reads=prog.reads[:cut.reads], checks=prog.checks,

@@ -186,8 +186,9 @@ class CompiledFunction:
             if isinstance(cut, str):
                 rec.graph_break(f"an output requires grad and its backward cannot be "
                                 f"captured: {cut}")
-        exempt = cut.exempt if isinstance(cut, aot.Split) else frozenset()
-        prog = rec.finish(outputs, exempt) if rec.broken is None else None
+                cut = None
+        prog = rec.finish(outputs, frozenset() if cut is None else cut.exempt) \
+            if rec.broken is None else None
         if rec.broken is not None:
             return self._give_up(entry, rec.broken, out)
         signature = _program.signature(prog)
@@ -197,18 +198,18 @@ class CompiledFunction:
         if signature == entry.last_signature:
             metas = [(t.dtype, t.device, t._k, t.grad_fn.name() if t._rg else None)
                      for t in outputs]
+            large = _sizes(rec.meta)
             if cut is None:
                 entry.replay = _program.build(self._optimised(prog, rec), outputs=metas,
-                                              wrap=_wrap, spent=SpentGraph,
-                                              large=_sizes(rec.meta))
+                                              wrap=_wrap, spent=SpentGraph, large=large)
             else:
                 parts = aot.split(prog, cut)
                 if isinstance(parts, str):
                     return self._give_up(entry, parts, out)
                 fwd, bwd = (self._optimised(p, rec) for p in parts)
                 entry.replay = aot.replayer(
-                    _program.build(fwd, "forward", large=_sizes(rec.meta)),
-                    _program.build(bwd, "backward", large=_sizes(rec.meta)),
+                    _program.build(fwd, "forward", large=large),
+                    _program.build(bwd, "backward", large=large),
                     cut, [m[:3] for m in metas], len(outputs))
             entry.rebuild = rebuild
             entry.last = None
