@@ -250,7 +250,9 @@ def relu_bool(T, tensor):  # 35
 def gelu_norm_special_values(T, tensor):  # 8: gelu(+-inf), a one-element norm, p < 1 at 0
     F = T.nn.functional
     inf = float("inf")
-    out = [F.gelu(tensor([inf, -inf, 1e30, 50.0])), F.gelu(tensor([inf, -inf], dtype=T.float64)),
+    # float32 gelu(+inf) is left out: torch's answer is its CPU's (NaN with AVX-512, inf
+    # with AVX2; test_gelu_of_inf_is_inf_in_every_dtype)
+    out = [F.gelu(tensor([-inf, 1e30, 50.0])), F.gelu(tensor([inf, -inf], dtype=T.float64)),
            F.gelu(tensor([inf, -inf]), approximate="tanh"),
            tensor([2e30]).norm(p=3), tensor([[2e30], [1e30]]).norm(p=3, dim=1),
            tensor([2e30, 0.0]).norm(p=3), tensor(2e30).norm(p=0.5),

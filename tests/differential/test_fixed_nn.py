@@ -262,17 +262,21 @@ def test_prelu_second_derivatives_at_zero(device):
 
 def test_hardswish_gradient_at_infinities_and_nan(device):
     """PyTorch's hardswish gradient is 1 at inf and NaN and 0 at -inf; the composed where
-    gave NaN (0 times the quadratic piece's gradient at inf)."""
+    gave NaN (0 times the quadratic piece's gradient at inf).
+
+    PyTorch's answer is its scalar kernel's: on an AVX2 CPU its vectorised float64 loop (8
+    elements or more) gives NaN at NaN. So torch runs each value alone; plugrad all at once."""
     v = [-3.0, 3.0, math.inf, -math.inf, math.nan, 1.0, -4.0, 2.999]
-    res = []
-    for lib in (torch, plugrad):
-        dev = {} if lib is torch else {"device": device}
-        x = lib.tensor(v, dtype=lib.float64, requires_grad=True, **dev)
+
+    def run(lib, values, **dev):
+        x = lib.tensor(values, dtype=lib.float64, requires_grad=True, **dev)
         y = lib.nn.functional.hardswish(x)
         g, = lib.autograd.grad(y.sum(), x, create_graph=True)
         gg, = lib.autograd.grad(g.sum(), x)
-        res.append([np.asarray(t.detach().cpu().numpy()) for t in (y, g, gg)])
-    for want, got in zip(*res):
+        return [np.asarray(t.detach().cpu().numpy()) for t in (y, g, gg)]
+    want = [np.concatenate(parts) for parts in zip(*(run(torch, [a]) for a in v))]
+    got = run(plugrad, v, device=device)
+    for want, got in zip(want, got):
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
 
 
@@ -329,6 +333,22 @@ def test_gelu_double_backward_is_pytorch_formula(device, approximate):
         out.append([host(g), host(gx), host(gw)])
     for want, got in zip(*out):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_of_inf_is_inf_in_every_dtype(device, dtype, approximate):
+    """gelu(+inf) is inf and gelu(-inf) NaN (the erf form) or -0 times inf (tanh), in every
+    dtype, as PyTorch's float64 kernel gives: its float32 kernel's +inf depends on the CPU
+    (NaN with AVX-512, inf with AVX2), so float64 is the reference."""
+    inf = math.inf
+    want = torch.nn.functional.gelu(torch.tensor([inf, -inf, 3.0], dtype=torch.float64),
+                                    approximate=approximate)
+    got = F.gelu(plugrad.tensor([inf, -inf, 3.0], dtype=getattr(plugrad, dtype), device=device),
+                 approximate=approximate)
+    assert got[0].item() == inf
+    np.testing.assert_allclose(host(got).astype(np.float64), host(want), rtol=1e-3,
+                               equal_nan=True)
 
 
 def test_pdist_gradient_multiplies_before_dividing(device):
