@@ -37,7 +37,9 @@ def test_float64_follows_pytorch_exactly(device, line_search, options):
     ours = _run(plugrad, device, np.float64, line_search, steps, n, **options)
     theirs = _run(torch, None, np.float64, line_search, steps, n, **options)
     assert ours[1:3] == theirs[1:3]  # the same number of evaluations and iterations
-    assert np.allclose(ours[0], theirs[0], rtol=1e-9, atol=1e-12)
+    # the float64 products and tanh differ from torch's by ulps, by CPU (an AVX2 machine's
+    # kernels drift to 4e-9 in four steps: the curvature pairs amplify them)
+    assert np.allclose(ours[0], theirs[0], rtol=1e-7, atol=1e-12)
     assert np.allclose(ours[3], theirs[3], rtol=1e-5)  # flat directions: weights drift first
 
 
