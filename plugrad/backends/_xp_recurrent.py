@@ -2,14 +2,18 @@
 ``lstm_backward``), written once on ``self.xp`` for NumPy and CuPy.
 
 A recurrence cannot be vectorised over time, so what is left per step is kept to the
-matmul and a few in-place passes into preallocated ``(T, N, *)`` buffers: the gate
-activations are written straight into the saved ``gates``, the cell state into ``cells``,
-the hidden state into ``out`` (laid out batch-major when ``xw`` is, as a batch-first
-caller's projection is, so the caller's next ``linear`` needs no copy). Backward works step by step too, on ``(N, 4H)`` scratch
-arrays that stay in cache (vectorising the gate derivatives over all steps was slower:
-those passes over ``(T, N, 4H)`` run at memory speed), writing each step's gate gradient
-into the result; the weight gradient is one matmul over all steps. float16/bfloat16 take
-the composite (NumPy's matmul has no ``out=`` of those dtypes).
+matmul and a few in-place passes into preallocated buffers. The LSTM works on each step
+gate-major: a ``(4, N, H)`` scratch whose gate blocks are contiguous ``(N, H)`` arrays (one
+batched matmul against the ``(4, H, H)`` blocks of ``w_hh^T`` fills it), because a pass over
+a column block of an ``(N, 4H)`` array costs several times one over a contiguous array; each
+step's gates are copied once into the saved ``(T, N, 4H)`` ``gates`` (backward copies them
+back), the cell state goes into ``cells``, the hidden state into ``out`` (laid out
+batch-major when ``xw`` is, as a batch-first caller's projection is, so the caller's next
+``linear`` needs no copy). Backward writes each step's gate gradient into the result;
+vectorising the gate derivatives over all steps, or over chunks of steps, was no faster
+(those passes over ``(T, N, *)`` run at memory speed); the weight gradient is one matmul
+over all steps. float16/bfloat16 take the composite (NumPy's matmul has no ``out=`` of
+those dtypes).
 """
 from __future__ import annotations
 
@@ -38,6 +42,11 @@ def _like(xp, a, width):
     return xp.empty((steps, n, width), dtype=a.dtype)
 
 
+def _blocks(a, hd):
+    """The ``(N, 4H)`` step array ``a`` as its four gate blocks, ``(4, N, H)`` (a view)."""
+    return a.reshape(a.shape[0], 4, hd).transpose(1, 0, 2)
+
+
 class XpRecurrentKernels:
     """The LSTM layer kernels over ``self.xp``."""
 
@@ -49,29 +58,34 @@ class XpRecurrentKernels:
         xp = self.xp
         steps, n, width = xw.shape
         hd = width // 4
-        gates = xp.empty((steps, n, width), dtype=xw.dtype)
-        cells = xp.empty((steps, n, hd), dtype=xw.dtype)
+        dt = xw.dtype
+        gates = xp.empty((steps, n, width), dtype=dt)
+        cells = xp.empty((steps, n, hd), dtype=dt)
         out = _like(xp, xw, hd)
-        wt = w_hh.T
+        # gate-major: each gate's block of a step is its own contiguous (N, H) array
+        wt = xp.ascontiguousarray(w_hh.reshape(4, hd, hd).transpose(0, 2, 1))
+        z = xp.empty((4, n, hd), dtype=dt)
+        i, f, g, o = z[0], z[1], z[2], z[3]
+        tmp = xp.empty((n, hd), dtype=dt)
         h, c = h0, c0
         with self._quiet():  # exp(-z) overflows to inf for very negative z: sigmoid 0
             for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-                z = gates[t]
                 xp.matmul(h, wt, out=z)
-                z += xw[t]
-                g = xp.tanh(z[:, 2 * hd:3 * hd])
-                xp.negative(z, out=z)  # sigmoid of all four quarters, in place
-                xp.exp(z, out=z)
-                z += 1.0
-                xp.reciprocal(z, out=z)
-                z[:, 2 * hd:3 * hd] = g
+                z += _blocks(xw[t], hd)
+                for s in (z[:2], o):  # sigmoid of i, f and o
+                    xp.negative(s, out=s)
+                    xp.exp(s, out=s)
+                    s += 1.0
+                    xp.reciprocal(s, out=s)
+                xp.tanh(g, out=g)
                 c_new = cells[t]
-                xp.multiply(z[:, hd:2 * hd], c, out=c_new)
-                g *= z[:, :hd]
-                c_new += g
+                xp.multiply(f, c, out=c_new)
+                xp.multiply(i, g, out=tmp)
+                c_new += tmp
+                xp.tanh(c_new, out=tmp)
                 h = out[t]
-                xp.tanh(c_new, out=h)
-                h *= z[:, 3 * hd:]
+                xp.multiply(o, tmp, out=h)
+                _blocks(gates[t], hd)[...] = z
                 c = c_new
         return out, cells, gates
 
@@ -84,16 +98,20 @@ class XpRecurrentKernels:
         xp = self.xp
         steps, n, hd = cells.shape
         width = 4 * hd
+        dt = cells.dtype
         dz = _like(xp, out, width)  # the layout of xw, where g_xw goes
-        dh = xp.zeros((n, hd), dtype=cells.dtype) if g_h is None else g_h.copy()
-        dc = xp.zeros((n, hd), dtype=cells.dtype) if g_c is None else g_c.copy()
-        tc, tmp = xp.empty((n, hd), dtype=cells.dtype), xp.empty((n, hd), dtype=cells.dtype)
-        q = xp.empty((n, width), dtype=cells.dtype)
+        dh = xp.zeros((n, hd), dtype=dt) if g_h is None else g_h.copy()
+        dc = xp.zeros((n, hd), dtype=dt) if g_c is None else g_c.copy()
+        tc, tmp = xp.empty((n, hd), dtype=dt), xp.empty((n, hd), dtype=dt)
+        s = xp.empty((4, n, hd), dtype=dt)  # a step's gates, gate-major
+        q = xp.empty((4, n, hd), dtype=dt)
+        p = xp.empty((4, n, hd), dtype=dt)
+        i, f, g, o = s[0], s[1], s[2], s[3]
+        qg = q[2]
         first = steps - 1 if reverse else 0  # the step whose state before is (h0, c0)
         with self._quiet():
             for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-                s = gates[t]
-                i, f, g, o = s[:, :hd], s[:, hd:2 * hd], s[:, 2 * hd:3 * hd], s[:, 3 * hd:]
+                s[...] = _blocks(gates[t], hd)
                 if g_out is not None:
                     dh += g_out[t]
                 xp.tanh(cells[t], out=tc)
@@ -104,22 +122,22 @@ class XpRecurrentKernels:
                 dc += tmp
                 xp.subtract(1.0, s, out=q)  # the gates' derivatives: s (1 - s), 1 - g^2
                 q *= s
-                qg = q[:, 2 * hd:3 * hd]
                 xp.multiply(g, g, out=qg)
                 xp.subtract(1.0, qg, out=qg)
-                z = dz[t]  # dz = [dc g, dc c_prev, dc i, dh tanh(c)] * q
-                xp.multiply(dc, g, out=z[:, :hd])
+                # dz = [dc g, dc c_prev, dc i, dh tanh(c)] * q
+                xp.multiply(dc, g, out=p[0])
                 xp.multiply(dc, c0 if t == first else cells[t + 1 if reverse else t - 1],
-                            out=z[:, hd:2 * hd])
-                xp.multiply(dc, i, out=z[:, 2 * hd:3 * hd])
-                xp.multiply(dh, tc, out=z[:, 3 * hd:])
-                z *= q
+                            out=p[1])
+                xp.multiply(dc, i, out=p[2])
+                xp.multiply(dh, tc, out=p[3])
+                z = dz[t]
+                xp.multiply(p, q, out=_blocks(z, hd))
                 dc *= f
                 xp.matmul(z, w_hh, out=dh)
             # the weight gradient: one matmul over the steps in dz's memory order
             ax = 1 if _batch_major(dz) else 0  # the step axis of the buffers
             src, rows_dz = (out.transpose(1, 0, 2), dz.transpose(1, 0, 2)) if ax else (out, dz)
-            h_prev = xp.empty(src.shape, dtype=cells.dtype)  # the state before each step
+            h_prev = xp.empty(src.shape, dtype=dt)  # the state before each step
             if reverse:
                 _along(h_prev, ax, slice(0, steps - 1))[...] = _along(src, ax, slice(1, steps))
                 _along(h_prev, ax, steps - 1)[...] = h0
