@@ -43,8 +43,9 @@ def _like(xp, a, width):
 
 
 def _blocks(a, hd):
-    """The ``(N, 4H)`` step array ``a`` as its four gate blocks, ``(4, N, H)`` (a view)."""
-    return a.reshape(a.shape[0], 4, hd).transpose(1, 0, 2)
+    """The ``(T, N, 4H)`` array ``a`` as each step's four gate blocks, ``(T, 4, N, H)`` (a
+    view where ``a``'s last axis is contiguous, as it is in the buffers made here)."""
+    return a.reshape(a.shape[0], a.shape[1], 4, hd).transpose(0, 2, 1, 3)
 
 
 class XpRecurrentKernels:
@@ -63,7 +64,11 @@ class XpRecurrentKernels:
         cells = xp.empty((steps, n, hd), dtype=dt)
         out = _like(xp, xw, hd)
         # gate-major: each gate's block of a step is its own contiguous (N, H) array
-        wt = xp.ascontiguousarray(w_hh.reshape(4, hd, hd).transpose(0, 2, 1))
+        wt = w_hh.reshape(4, hd, hd).transpose(0, 2, 1)
+        if steps > 12:  # the matmul runs faster on contiguous blocks than on transposed
+            # ones: the copy pays for itself after about a dozen steps
+            wt = xp.ascontiguousarray(wt)
+        xw4, gates4 = _blocks(xw, hd), _blocks(gates, hd)
         z = xp.empty((4, n, hd), dtype=dt)
         i, f, g, o = z[0], z[1], z[2], z[3]
         tmp = xp.empty((n, hd), dtype=dt)
@@ -71,7 +76,7 @@ class XpRecurrentKernels:
         with self._quiet():  # exp(-z) overflows to inf for very negative z: sigmoid 0
             for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
                 xp.matmul(h, wt, out=z)
-                z += _blocks(xw[t], hd)
+                z += xw4[t]
                 for s in (z[:2], o):  # sigmoid of i, f and o
                     xp.negative(s, out=s)
                     xp.exp(s, out=s)
@@ -85,7 +90,7 @@ class XpRecurrentKernels:
                 xp.tanh(c_new, out=tmp)
                 h = out[t]
                 xp.multiply(o, tmp, out=h)
-                _blocks(gates[t], hd)[...] = z
+                gates4[t] = z
                 c = c_new
         return out, cells, gates
 
@@ -108,10 +113,11 @@ class XpRecurrentKernels:
         p = xp.empty((4, n, hd), dtype=dt)
         i, f, g, o = s[0], s[1], s[2], s[3]
         qg = q[2]
+        gates4, dz4 = _blocks(gates, hd), _blocks(dz, hd)
         first = steps - 1 if reverse else 0  # the step whose state before is (h0, c0)
         with self._quiet():
             for t in (range(steps) if reverse else range(steps - 1, -1, -1)):
-                s[...] = _blocks(gates[t], hd)
+                s[...] = gates4[t]
                 if g_out is not None:
                     dh += g_out[t]
                 xp.tanh(cells[t], out=tc)
@@ -131,7 +137,7 @@ class XpRecurrentKernels:
                 xp.multiply(dc, i, out=p[2])
                 xp.multiply(dh, tc, out=p[3])
                 z = dz[t]
-                xp.multiply(p, q, out=_blocks(z, hd))
+                xp.multiply(p, q, out=dz4[t])
                 dc *= f
                 xp.matmul(z, w_hh, out=dh)
             # the weight gradient: one matmul over the steps in dz's memory order
