@@ -3,17 +3,18 @@
 
 A recurrence cannot be vectorised over time, so what is left per step is kept to the
 matmul and a few in-place passes into preallocated buffers. The LSTM works on each step
-gate-major: a ``(4, N, H)`` scratch whose gate blocks are contiguous ``(N, H)`` arrays (one
-batched matmul against the ``(4, H, H)`` blocks of ``w_hh^T`` fills it), because a pass over
-a column block of an ``(N, 4H)`` array costs several times one over a contiguous array; each
-step's gates are copied once into the saved ``(T, N, 4H)`` ``gates`` (backward copies them
-back), the cell state goes into ``cells``, the hidden state into ``out`` (laid out
-batch-major when ``xw`` is, as a batch-first caller's projection is, so the caller's next
-``linear`` needs no copy). Backward writes each step's gate gradient into the result;
-vectorising the gate derivatives over all steps, or over chunks of steps, was no faster
-(those passes over ``(T, N, *)`` run at memory speed); the weight gradient is one matmul
-over all steps. float16/bfloat16 take the composite (NumPy's matmul has no ``out=`` of
-those dtypes).
+gate-major, in a ``(4, N, H)`` scratch whose gate blocks are contiguous ``(N, H)`` arrays,
+because a pass over a column block of an ``(N, 4H)`` array costs several times one over a
+contiguous array: forward adds the step's input projection to its ``h w_hh^T`` (one
+``(N, 4H)`` matmul: four per-gate matmuls would be four BLAS calls, each paying BLAS's
+thread start-up) straight into that scratch and copies the activated gates once into the
+saved ``(T, N, 4H)`` ``gates``; backward copies them back. The cell state goes into
+``cells``, the hidden state into ``out`` (laid out batch-major when ``xw`` is, as a
+batch-first caller's projection is, so the caller's next ``linear`` needs no copy).
+Backward writes each step's gate gradient into the result; vectorising the gate
+derivatives over all steps, or over chunks of steps, was no faster (those passes over
+``(T, N, *)`` run at memory speed); the weight gradient is one matmul over all steps.
+float16/bfloat16 take the composite (NumPy's matmul has no ``out=`` of those dtypes).
 """
 from __future__ import annotations
 
@@ -63,20 +64,19 @@ class XpRecurrentKernels:
         gates = xp.empty((steps, n, width), dtype=dt)
         cells = xp.empty((steps, n, hd), dtype=dt)
         out = _like(xp, xw, hd)
-        # gate-major: each gate's block of a step is its own contiguous (N, H) array
-        wt = w_hh.reshape(4, hd, hd).transpose(0, 2, 1)
-        if steps > 12:  # the matmul runs faster on contiguous blocks than on transposed
-            # ones: the copy pays for itself after about a dozen steps
-            wt = xp.ascontiguousarray(wt)
+        wt = w_hh.T
         xw4, gates4 = _blocks(xw, hd), _blocks(gates, hd)
-        z = xp.empty((4, n, hd), dtype=dt)
+        zr = xp.empty((1, n, width), dtype=dt)  # a step's h w_hh^T (one matmul) ...
+        zr4 = _blocks(zr, hd)[0]  # ... as its gate blocks
+        zr = zr[0]
+        z = xp.empty((4, n, hd), dtype=dt)  # the step's gates, gate-major
         i, f, g, o = z[0], z[1], z[2], z[3]
         tmp = xp.empty((n, hd), dtype=dt)
         h, c = h0, c0
         with self._quiet():  # exp(-z) overflows to inf for very negative z: sigmoid 0
             for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-                xp.matmul(h, wt, out=z)
-                z += xw4[t]
+                xp.matmul(h, wt, out=zr)
+                xp.add(zr4, xw4[t], out=z)
                 for s in (z[:2], o):  # sigmoid of i, f and o
                     xp.negative(s, out=s)
                     xp.exp(s, out=s)
