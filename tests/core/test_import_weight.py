@@ -61,3 +61,16 @@ def test_torch_alias_imports_without_importlib_abc():
                "      not preloaded and 'importlib.resources' in sys.modules)")
     assert out.split("]")[0] + "]" == "[0.0, 2.0" + "]"
     assert out.strip().endswith("False")
+
+
+def test_first_tensors_leave_bfloat16_support_unloaded():
+    """ml_dtypes (NumPy's bfloat16) costs about a second to import beside NumPy 2.4: a program
+    that never asks for bfloat16 does not pay it, one that does gets it on its first one."""
+    out = _run("import sys\n"
+               "import plugrad\n"
+               "x = plugrad.randn(3, 4, requires_grad=True)\n"
+               "(x.float().relu() * 2.0).sum().backward()\n"
+               "print('ml_dtypes' in sys.modules)\n"
+               "y = plugrad.full((2,), 1.5, dtype=plugrad.bfloat16) * 2.0\n"
+               "print('ml_dtypes' in sys.modules, y.dtype, y.tolist())")
+    assert out.split("\n")[:2] == ["False", "True plugrad.bfloat16 [3.0, 3.0]"]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import warnings
 
-import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
 import numpy as np
 
 from plugrad.backends.array_api import NUMPY_ERRSTATE, NUMPY_IGNORE_ALL, ArrayAPIBackend
@@ -125,7 +124,13 @@ def _keep_bits(cond, a, keep_true: bool):
         np.subtract(m, 1, out=m, dtype=u)   # 0 where cond, all ones elsewhere
     np.bitwise_and(m, a.view(u), out=m)
     return m.view(a.dtype)
-_BF16 = np.dtype(ml_dtypes.bfloat16)
+
+
+def _is_bf16(x) -> bool:
+    """Whether ``x`` is a bfloat16 array: the only dtype of kind "V" (ml_dtypes') NumPy holds
+    here, tested without importing ml_dtypes (see :func:`_np_dtype`)."""
+    dt = getattr(x, "dtype", None)
+    return dt is not None and dt.kind == "V" and dt.name == "bfloat16"
 _U8 = np.dtype(np.uint8)
 
 
@@ -161,6 +166,19 @@ _prod = __import__("math").prod
 _NP_DTYPE = {n: np.dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64",
                                       "float16", "float32", "float64")}
 _ONES = {n: np.array(1.0, d) for n, d in _NP_DTYPE.items()}  # copied, never handed out
+
+
+def _np_dtype(name: str):
+    """NumPy's dtype for a contract dtype name. ``bfloat16`` is ml_dtypes', imported the first
+    time a bfloat16 is created: beside NumPy 2.4 that import costs about a second (it registers
+    tens of thousands of ufunc promoters), which a program that never uses bfloat16 should not
+    pay at its first tensor."""
+    dt = _NP_DTYPE.get(name)
+    if dt is None:
+        if name == "bfloat16":
+            import ml_dtypes  # noqa: F401 - registers NumPy's bfloat16 dtype
+        dt = _NP_DTYPE[name] = np.dtype(name)
+    return dt
 
 
 _DTYPE_NAMES: dict = {}
@@ -200,11 +218,11 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     # ------------------------------------------------------------------ transfer, creation
     @_ieee  # rounding to a narrow float may overflow to inf: quietly
     def from_numpy(self, a, dtype, device):
-        return np.array(a, dtype=dtype, copy=True)
+        return np.array(a, dtype=_NP_DTYPE.get(dtype) or _np_dtype(dtype), copy=True)
 
     def to_numpy(self, x):
         a = np.asarray(x)
-        return a.astype(np.float32) if a.dtype == _BF16 else a  # the host sees float32
+        return a.astype(np.float32) if a.dtype.kind == "V" else a  # the host sees float32
 
     @staticmethod
     def full(shape, value, dtype, device):
@@ -215,19 +233,20 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
                     one = _ONES.get(dtype)
                     if one is not None:
                         return one.copy()
-                return np.array(value, _NP_DTYPE.get(dtype) or dtype)
-            out = np.empty(shape, dtype=dtype)  # np.full is Python: its warnings are NumPy's
+                return np.array(value, _NP_DTYPE.get(dtype) or _np_dtype(dtype))
+            # np.full is Python: its warnings are NumPy's
+            out = np.empty(shape, dtype=_NP_DTYPE.get(dtype) or _np_dtype(dtype))
             out.fill(value)
             return out
         except RuntimeWarning:
             return _rerun_quietly(NumPyBackend.full, shape, value, dtype, device)
 
     def arange(self, start, stop, step, dtype, device):
-        return np.arange(start, stop, step, dtype=dtype)  # a name NumPy resolves (bfloat16)
+        return np.arange(start, stop, step, dtype=_np_dtype(dtype))
 
     @_ieee  # float64 -> float16 overflow gives inf, quietly
     def astype(self, x, dtype):
-        return np.asarray(x).astype(dtype, copy=True)
+        return np.asarray(x).astype(_NP_DTYPE.get(dtype) or _np_dtype(dtype), copy=True)
 
     def copy(self, x):
         return np.array(x, copy=True)
@@ -283,10 +302,10 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
                 and cond.shape == b.shape and b.dtype.itemsize in _UINT and cond.dtype == _BOOL \
                 and b.dtype.kind in "fV" and (type(a) is int or _copysign(1.0, a) > 0):
             return _keep_bits(cond, b, False)
-        if type(a) is float and getattr(b, "dtype", None) == _BF16:
-            a = _BF16.type(a)  # NumPy would promote (float, bfloat16) to float32
-        elif type(b) is float and getattr(a, "dtype", None) == _BF16:
-            b = _BF16.type(b)
+        if type(a) is float and _is_bf16(b):
+            a = b.dtype.type(a)  # NumPy would promote (float, bfloat16) to float32
+        elif type(b) is float and _is_bf16(a):
+            b = a.dtype.type(b)
         return np.where(cond, a, b)
 
     @staticmethod
@@ -333,7 +352,7 @@ class NumPyBackend(XpKernels, ArrayAPIBackend):
     @staticmethod
     def sum(x, axes, keepdims):
         try:  # overflow to inf, inf - inf: quietly (see _ieee)
-            if x.dtype is _F16 or x.dtype == _BF16:  # accumulate in float32 and round
+            if x.dtype is _F16 or x.dtype.kind == "V":  # (b)float16: accumulate in float32, round
                 return np.add.reduce(x, axis=axes, keepdims=keepdims,  # once, as PyTorch
                                      dtype=np.float32).astype(x.dtype)
             return np.add.reduce(x, axes, x.dtype, None, keepdims)  # positional: no kwargs
