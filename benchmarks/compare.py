@@ -227,13 +227,21 @@ def _time_calls(fn, number, sync):
     return (time.perf_counter() - t0) / number
 
 
+#: idle seconds before each timed block: long enough for the BLAS and OpenMP worker threads of
+#: the previous block's library to stop spinning (0.05 s sufficed on the 2-core VM)
+SETTLE_S = 0.1
+
+
 def measure_interleaved(fns: dict, rounds: int, target: float, warmup: int, syncs: dict):
     """Median seconds per call of each function, measured in interleaved rounds.
 
-    Each round takes the functions in a fresh (seeded) random order, and each timed block
-    follows one untimed call: in a fixed cycle a function always follows the same other one
-    and inherits its caches and its BLAS threads' state (the compiled MLP, always after
-    PyTorch, read 1.09-1.12x the floor that way, against 1.02-1.04x alone)."""
+    Each timed block starts as if its library ran alone: after :data:`SETTLE_S` idle and one
+    untimed call. Without the pause, a library's first calls share the machine with the
+    previous one's threads, which keep spinning after their last call; on 2 cores PyTorch's
+    LSTM step took 14 ms right after a NumPy block and 7 ms after a 0.05 s pause (NumPy's,
+    after PyTorch, 12 ms against 11 ms). Rounds take the functions in a fresh, seeded random
+    order, so no function always follows the same one.
+    """
     numbers = {}
     for name, fn in fns.items():
         for _ in range(warmup):
@@ -245,7 +253,8 @@ def measure_interleaved(fns: dict, rounds: int, target: float, warmup: int, sync
     for _ in range(rounds):
         rng.shuffle(order)
         for name in order:
-            _time_calls(fns[name], 1, syncs.get(name))  # settle after the previous function
+            time.sleep(SETTLE_S)
+            _time_calls(fns[name], 1, syncs.get(name))
             samples[name].append(_time_calls(fns[name], numbers[name], syncs.get(name)))
     return {name: statistics.median(s) for name, s in samples.items()}, samples, numbers
 
