@@ -14,7 +14,7 @@ from plugrad.capture.program import IMPURE, Program, Ref, refs, slot_sets
 FRESH = frozenset({"matmul", "add", "sub", "mul", "div", "maximum", "minimum", "neg", "exp",
                    "tanh", "sigmoid", "pow", "where", "sqrt", "log", "gelu", "silu",
                    "softmax", "log_softmax", "layer_norm", "conv2d",
-                   "cross_entropy_backward"})
+                   "cross_entropy_backward", "lt", "le", "gt", "ge", "eq", "ne"})
 #: Where the result equals the kernel with its two operands swapped, bit for bit.
 COMMUTATIVE = frozenset({"add", "mul"})
 

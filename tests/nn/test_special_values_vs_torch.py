@@ -117,3 +117,33 @@ def test_bilinear_half_weighted_in_float32(device):
         got = F.upsample_bilinear(plugrad.tensor(x, dtype=plugrad.float16, device=device), **kw)
         np.testing.assert_allclose(np.asarray(got.float()), want.float().numpy(), rtol=2e-4,
                                    atol=2e-3)
+
+
+_CLAMPS = {
+    "relu": (TF.relu, F.relu),
+    "relu6": (TF.relu6, F.relu6),
+    "hardtanh": (TF.hardtanh, F.hardtanh),
+    "clamp_min(0)": (lambda x: x.clamp_min(0), lambda x: x.clamp_min(0)),
+    "clamp_max(-0.0)": (lambda x: x.clamp_max(-0.0), lambda x: x.clamp_max(-0.0)),
+    "clamp(1, -1)": (lambda x: x.clamp(1, -1), lambda x: x.clamp(1, -1)),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("n", [12, 3000])  # torch's scalar and vector loops agree here
+@pytest.mark.parametrize("name", sorted(_CLAMPS))
+def test_clamping_keeps_x_unless_beyond_a_bound_as_torch(device, dtype, n, name):
+    """relu, relu6, hardtanh and clamp with number bounds keep an element unless it lies
+    strictly beyond a bound: relu(-0.0) is -0.0 and NaN stays NaN, at every size (the
+    backend's maximum has no such tie rule: NumPy's keeps +0 in float32)."""
+    if dtype == "bfloat16" and device == "ref":
+        pytest.skip("the ref backend has no bfloat16")
+    vals = [NAN, -0.0, 0.0, -1.0, 2.0, INF, -INF, 6.0, 7.0, -1e-45, 1.0, -1.0]
+    values = (vals * (n // len(vals) + 1))[:n]
+    ft, fp = _CLAMPS[name]
+    want = ft(torch.tensor(values, dtype=getattr(torch, dtype))).double().numpy()
+    got = fp(plugrad.tensor(values, dtype=getattr(plugrad, dtype), device=device))
+    got = got.double().cpu().numpy()
+    np.testing.assert_array_equal(got, want)
+    numbers = ~np.isnan(want)  # a NaN's sign bit is no convention
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))

@@ -12,6 +12,7 @@ from plugrad.core.autograd.node import OUTPUT, KeepsOutput, Node
 from plugrad.core.autograd.record import record
 from plugrad.core.errors import DTypeError, DTypeNotImplementedError, c_dtype_name
 from plugrad.core.grad_mode import _state
+from plugrad.core.ops._bounds import clamp_data
 from plugrad.core.ops._opmath import half_kernel, half_node
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import _wrap, _wrap_dim
@@ -31,11 +32,11 @@ class ReluBackward0(KeepsOutput):
 
 @op("relu", method="relu", inplace="relu_")
 def relu(x):
-    """``max(x, 0)`` (NaN stays NaN)."""
+    """``max(x, 0)`` (NaN stays NaN, -0.0 stays -0.0: PyTorch's clamp rule)."""
     if x.dtype is _dt.bool_:
         raise DTypeError("relu: Boolean inputs not supported for relu")
     k = x._k
-    r = _wrap(k.maximum(x._data, 0), x.dtype, x.device, k)
+    r = _wrap(clamp_data(k, x._data, 0, None, x.dtype.is_floating_point), x.dtype, x.device, k)
     if x._rg and _state.enabled:
         record(r, ReluBackward0(), (x,), (OUTPUT,))
     return r
@@ -258,10 +259,7 @@ def hardtanh(x, min_val=-1.0, max_val=1.0, inplace=False):
     if not x.dtype.is_floating_point:  # PyTorch truncates the bounds to the integer dtype
         min_val, max_val = int(min_val), int(max_val)
     k = x._k
-    d = x._data
-    out = k.minimum(k.maximum(d, min_val), max_val)
-    if x.dtype.is_floating_point:
-        out = k.where(k.isnan(d), d, out)
+    out = clamp_data(k, x._data, min_val, max_val, x.dtype.is_floating_point)
     r = _wrap(out, x.dtype, x.device, k)
     if x._rg and _state.enabled:
         node = HardtanhBackward0()

@@ -10,6 +10,7 @@ from plugrad.core.errors import (DTypeError, DTypeNotImplementedError, c_dtype_n
                                  kernel_error)
 from plugrad.core.grad_mode import no_grad
 from plugrad.core.ops._base import binary_operands
+from plugrad.core.ops._bounds import clamp_data
 from plugrad.core.ops.declare import op
 from plugrad.core.tensor import Tensor, _wrap
 
@@ -185,9 +186,8 @@ def _clamp_scalar(x, bound, lower):
     dt = _dt.result_with_scalar(x.dtype, bound)
     data = x._data if dt is x.dtype else k.astype(x._data, dt.name)
     bound_v = float(bound) if dt.is_floating_point else _dt.checked_scalar("clamp", bound, dt)
-    out = k.maximum(data, bound_v) if lower else k.minimum(data, bound_v)
-    if dt.is_floating_point:  # NaN stays NaN whatever the kernel's maximum does with it
-        out = k.where(k.isnan(data), data, out)
+    out = clamp_data(k, data, bound_v if lower else None, None if lower else bound_v,
+                     dt.is_floating_point)
     r = _wrap(out, dt, x.device, k)
     if recording(x):
         node = ClampBackward1()
