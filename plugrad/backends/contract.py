@@ -122,7 +122,9 @@ class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
         """For ``plugrad.compile``: a trusted captured program, as the list of its kernel
         calls in order, to rewrite for speed before it is replayed. Each step has ``name``,
         ``fn``, ``args``, ``kwargs`` and ``outs``; an argument that is an input, a tensor's
-        array or an earlier step's result is an object with a ``slot``. Return the steps to
+        array or an earlier step's result is an object with a ``slot``; ``arg_meta`` holds
+        each argument's captured ``(shape, dtype)`` (None where it is no slot) and
+        ``out_meta`` the result's (the arrays' own ``shape`` and ``dtype``). Return the steps to
         replay: a step's ``fn``, ``args`` and ``kwargs`` may be replaced by a faster form of
         the same kernel (same results, same effects), with ``fallback = ((exceptions,
         callable), ...)``: where the form raises one of those, the replay calls the

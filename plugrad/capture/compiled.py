@@ -143,7 +143,7 @@ class CompiledFunction:
                     self.report.break_reasons.append(self._thrashing)
                     return self._eager(self._thrashing, args, kwargs)
             entry = self._entries[key] = _Entry()
-        else:
+        elif len(self._entries) > 1:  # the least recently used goes first when full
             self._entries.move_to_end(key)
         if entry.replay is not None:
             try:
@@ -231,6 +231,11 @@ class CompiledFunction:
             self.report.constants_folded += fold_constants(prog, rec.constant, FRESH)
             self.report.buffers_reused += reuse_buffers(prog, rec.inplace_variants(), rec.meta)
         if self.backend_compile:
+            meta = rec.meta
+            for ins in prog.instrs:
+                ins.arg_meta = tuple(meta.get(a.slot) if isinstance(a, _program.Ref) else None
+                                     for a in ins.args)
+                ins.out_meta = None if isinstance(ins.outs, tuple) else meta.get(ins.outs)
             for backend in rec.backends():
                 hook = getattr(backend, "compile_program", None)  # optional
                 if hook is not None:

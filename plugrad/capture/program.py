@@ -72,6 +72,10 @@ class Instr:
     #: calls that callable with the same arguments instead (a backend's fast form of a
     #: kernel, :meth:`Backend.compile_program`, falling back to the kernel itself)
     fallback: tuple = ()
+    #: ``(shape, dtype)`` of each argument that is a slot (None for the others) and of the
+    #: result, as captured: set before :meth:`Backend.compile_program` sees the step
+    arg_meta: tuple = ()
+    out_meta: object = None
 
 
 @dataclass
@@ -310,9 +314,9 @@ def build(prog: Program, name: str = "replay", outputs=None, wrap=None, spent=No
             return "[" + ", ".join(expr(x) for x in a) + "]"
         if isinstance(a, dict):
             return "{" + ", ".join(f"{k!r}: {expr(v)}" for k, v in a.items()) + "}"
-        if isinstance(a, float) and not math.isfinite(a):
+        if a.__class__ is float and not math.isfinite(a):
             return bind(a, "C")
-        if a is None or isinstance(a, (bool, int, float, str)):
+        if a is None or a.__class__ in (bool, int, float, str):  # not NumPy scalars: bound
             return repr(a)
         if isinstance(a, slice):
             return f"slice({a.start!r}, {a.stop!r}, {a.step!r})"

@@ -183,7 +183,7 @@ class Recorder:
         return tuple(self._resolve_one(a) for a in args)
 
     def _resolve_one(self, a):
-        if isinstance(a, _LITERALS):
+        if a.__class__ in _LITERALS:  # not NumPy's float64 (a float subclass): a result
             if a.__class__ is float and self.scalar_slots and id(a) in self.slot_of:
                 return Ref(self.slot_of[id(a)])
             return a

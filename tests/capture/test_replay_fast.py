@@ -1,6 +1,7 @@
 """The rewrites of a trusted program (constant folding, the backend's ``compile_program``)
 change what a replay costs, never what it computes: each test compares with the eager run
 or with the plain replay, bit for bit."""
+import re
 import warnings
 
 import pytest
@@ -244,3 +245,54 @@ def test_read_tensor_of_another_dtype_or_device_recaptures(device):
     with pytest.raises(RuntimeError, match="device"):
         fn(x)  # as eager: x and scale on two devices
     assert any("moved to another device" in r for r in fn.explain().break_reasons)
+
+
+def _bits_of(t):
+    a = t.detach().cpu().numpy()
+    return a.dtype.str, a.shape, a.tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_numbers_beside_float_arrays_are_rounded_arrays_in_the_numpy_replay(dtype):
+    """A Python number beside a float array is held as a 0-d array of the array's dtype
+    (NumPy rounds the number to it anyway): the replay's bits are the eager ones, with a
+    number float16 cannot hold (inf), warnings made errors included; sums of float32/64
+    call ``np.add.reduce`` itself, float16 keeps the kernel's float32 accumulation."""
+    dt = getattr(plugrad, dtype)
+    x = plugrad.tensor([1.5, -2.25, 3e-3, 7.0, -0.0, 60000.0], dtype=dt)
+
+    def step():
+        y = x * 0.1 + 1e6        # 0.1 rounds to the dtype; 1e6 is inf in float16
+        z = 3 - y / 7.0
+        return z.sum() + (x * x).sum() * 1e-3
+
+    fn = plugrad.compile(step)
+    for _ in range(4):
+        assert _bits_of(fn()) == _bits_of(step())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _bits_of(fn()) == _bits_of(step())
+    assert fn.explain().replays == 3
+    source = fn.replay_source()[0]
+    assert "0.1" not in source and "1000000.0" not in source and "7.0" not in source
+    reduce_calls = re.findall(r"= K\d+\(s\d+, None, C\d+, None, False\)", source)
+    assert len(reduce_calls) == (0 if dtype == "float16" else 4)  # each with its fallback
+
+
+def test_a_float64_sum_is_a_result_not_a_literal():
+    """NumPy's float64 scalar (what a full float64 sum gives) is a Python float: the capture
+    tracks it as the kernel's result, so the replay recomputes it (and writes no NumPy repr
+    into the generated code)."""
+    x = plugrad.tensor([1.5, -2.25], dtype=plugrad.float64)
+
+    def step():
+        return (3 - x / 7.0).sum() + (x * x).sum() * 1e-3
+
+    fn = plugrad.compile(step)
+    for i in range(6):
+        assert fn().item() == step().item()
+        if i == 3:
+            with plugrad.no_grad():
+                x.mul_(2.0)
+    assert fn.explain().replays >= 3
+    assert "np." not in fn.replay_source()[0]

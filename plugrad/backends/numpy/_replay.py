@@ -10,13 +10,21 @@ where it raises (a warning made an error, an immutable NumPy scalar or a read-on
 update, a NumPy scalar to reshape): the same values, the same effects.
 Warnings raised in the replay are filtered as plugrad's (its module name), as eagerly.
 
+A Python number beside a float array costs NumPy about 0.27 us a call to convert (its
+weak-scalar rule rounds it to the array's dtype first), a third of a small ufunc call: the
+replay holds it as that rounded 0-d array instead (:func:`_scalars_as_arrays`).
+
 Where a chain of kernels recomputes what an earlier one computed on the way, the replay
 keeps it instead (:class:`_SharedSoftmax`: a cross-entropy's backward and its forward's
 ``log_softmax``): the same bits, fewer passes.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+_prod = math.prod
 
 
 def _first_operand(dst, *args, out=None):
@@ -89,6 +97,28 @@ def _share_softmax(backend_cls, steps: list) -> None:
             pending.clear()
 
 
+def _scalars_as_arrays(st) -> None:
+    """A ufunc step's Python number operand becomes a 0-d array of the float array operand's
+    dtype where the result has that dtype too: NumPy rounds the number to it before
+    computing (NEP 50), so the values, warnings included, are the number's."""
+    out = st.out_meta
+    if not out or getattr(out[1], "kind", "") != "f" or len(st.args) != 2:
+        return
+    for i, (a, m) in enumerate(zip(st.args, st.arg_meta or (None, None))):
+        other = st.arg_meta[1 - i] if len(st.arg_meta) == 2 else None
+        if type(a) in (int, float) and other is not None and other[1] == out[1]:
+            with np.errstate(all="ignore"):  # a number beyond float16's range: inf, as NumPy
+                value = np.array(a, dtype=out[1])
+            st.args = (value, st.args[1]) if i == 0 else (st.args[0], value)
+            return
+
+
+def _sum_via(kernel):
+    def total(x, axes, dtype, out, keepdims):
+        return kernel(x, axes, keepdims)
+    return total
+
+
 def compile_program(backend_cls, steps: list, update_ufuncs: dict, mul) -> list:
     """Rewrite the steps whose kernels are ``backend_cls``'s own (not a plugin's);
     ``update_ufuncs``: ``update_``'s forms by op name; ``mul``: the quiet multiply."""
@@ -100,11 +130,13 @@ def compile_program(backend_cls, steps: list, update_ufuncs: dict, mul) -> list:
         ufunc = getattr(fn, "ufunc", None)  # an _ieee_unary / _ieee_binary wrapper
         if isinstance(ufunc, np.ufunc) and len(args) == ufunc.nin:
             st.fn, st.fallback = ufunc, ((RuntimeWarning, fn),)
+            _scalars_as_arrays(st)
             continue
         ufunc = getattr(fn, "into_ufunc", None)  # an _ieee_update form: into its first operand
         if isinstance(ufunc, np.ufunc) and len(args) == 2:
             st.fn, st.kwargs = ufunc, {"out": args[0]}
             st.fallback = ((RuntimeWarning, _first_operand),)
+            _scalars_as_arrays(st)
             continue
         func = getattr(fn, "__func__", None)
         if func is backend_cls.update_ and len(args) == 3 and isinstance(args[0], str):
@@ -117,6 +149,17 @@ def compile_program(backend_cls, steps: list, update_ufuncs: dict, mul) -> list:
                 and args[1] == 2:
             st.fn, st.args = np.multiply, (args[0], args[0])  # what pow(x, 2) computes
             st.fallback = ((RuntimeWarning, mul),)
+        elif fn is backend_cls.sum and len(args) == 3 and st.arg_meta and st.arg_meta[0] \
+                and getattr(st.arg_meta[0][1], "kind", "") == "f" \
+                and st.arg_meta[0][1].itemsize >= 4:  # (b)float16 accumulate in float32
+            st.fn, st.args = np.add.reduce, (args[0], args[1], st.arg_meta[0][1], None, args[2])
+            st.fallback = ((RuntimeWarning, _sum_via(fn)),)
+        elif fn is backend_cls.full and len(args) == 4 and not any(
+                hasattr(a, "slot") for a in args) and isinstance(args[0], tuple) \
+                and _prod(args[0]) <= 64:
+            # a small array of literals written later (a gradient zeroed): a copy of one
+            # made now, as full makes it
+            st.fn, st.args = np.ndarray.copy, (fn(*args),)
         elif (func is backend_cls.permute or fn is backend_cls.reshape) and len(args) == 2:
             # the array methods they call (a NumPy scalar, 0-d, is no ndarray: the kernel)
             method = np.ndarray.transpose if func is backend_cls.permute else np.ndarray.reshape
