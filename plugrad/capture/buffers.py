@@ -29,6 +29,13 @@ def reuse_buffers(prog: Program, variants: dict, meta: dict) -> int:
         args = list(refs(ins.args)) + list(refs(tuple(ins.kwargs.values())))
         if ins.name in FRESH and ins.name not in IMPURE:
             owned.update(o for o in outs if o is not None)
+        elif ins.name == "update_" and len(ins.args) == 3 and isinstance(ins.args[1], Ref) \
+                and not isinstance(ins.outs, tuple):
+            # written into its destination (a bias added to the product that made it): the
+            # result is that array, owned as it was; the value is only read
+            union(ins.outs, ins.args[1].slot)
+            if ins.args[1].slot in owned:
+                owned.add(ins.outs)
         else:  # may be a view of (or the same object as) an argument
             for o in outs:
                 if o is not None:

@@ -410,8 +410,9 @@ def test_embedding_of_a_position_range_replays():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_dead_temporaries_are_reused_as_buffers_with_the_same_results(device):
-    """The bias adds and ReLUs of an MLP write into the product they consume (on cpu, where
-    the backend has in-place forms; ref has none): bit for bit the plain replay's values."""
+    """The ReLU and its backward write into the array they consume (on cpu, where the
+    backend has in-place forms; ref has none), also where that array is a product its bias
+    was added into: bit for bit the plain replay's values."""
     def run(reuse):
         plugrad.manual_seed(0)
         model = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 3)).to(device)
@@ -433,7 +434,7 @@ def test_dead_temporaries_are_reused_as_buffers_with_the_same_results(device):
     reused, plain = run(True), run(False)
     assert reused[:2] == plain[:2]
     assert plain[2].buffers_reused == 0
-    assert (reused[2].buffers_reused >= 3) if device == "cpu" else reused[2].buffers_reused == 0
+    assert (reused[2].buffers_reused >= 2) if device == "cpu" else reused[2].buffers_reused == 0
 
 
 def test_a_method_of_a_plain_object_reaches_its_attributes():

@@ -90,8 +90,8 @@ def linear(x, weight, bias=None):
                         lead + (ws[0],))
     else:
         out = k.reshape(k.matmul(k.reshape(x._data, (1, xs[0])), wt), (ws[0],))
-    if bias is not None:
-        out = k.add(out, bias._data)
+    if bias is not None:  # into the product's fresh array (one allocation and pass fewer)
+        out = k.update_("add", out, bias._data)
     r = _wrap(out, x.dtype, x.device, k)
     if recording(x, weight, bias):
         node = _NODES[min(len(xs), 3), bias is not None]()
