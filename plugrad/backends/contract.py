@@ -322,7 +322,8 @@ class Backend(NNKernels, LinalgKernels, MathKernels, Composites, abc.ABC):
 
     @abc.abstractmethod
     def matmul(self, a, b):
-        """Matrix product of ``a`` (..., n, k) and ``b`` (..., k, m); batch dims broadcast."""
+        """Matrix product of ``a`` (..., n, k) and ``b`` (..., k, m); batch dims broadcast.
+        A new array the caller owns: ``linear`` adds its bias into it with ``update_``."""
 
     # ------------------------------------------------------------------ random
     @abc.abstractmethod

@@ -85,7 +85,8 @@ class NNKernels:
 
     def conv2d(self, x, w, stride, padding, dilation, groups):
         """Cross-correlation of ``x`` ``(N, C, H, W)`` with ``w`` ``(O, C/groups, kh, kw)``
-        (no bias): ``(N, O, OH, OW)``."""
+        (no bias): ``(N, O, OH, OW)``, a new array the caller owns (the bias is added into
+        it with ``update_``)."""
         return _C.conv2d(self, x, w, stride, padding, dilation, groups)
 
     def conv2d_grad_input(self, g, w, input_hw, stride, padding, dilation, groups):

@@ -95,7 +95,7 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     k = x._k
     out = k.conv2d(x._data, weight._data, stride, pads, dilation, groups)
     if bias is not None:
-        out = k.add(out, k.reshape(bias._data, (1, o, 1, 1)))
+        out = k.update_("add", out, k.reshape(bias._data, (1, o, 1, 1)))  # into the result
     r = _wrap(out, x.dtype, x.device, k)
     if recording(x, weight, bias):
         node = ConvolutionBackward0()
