@@ -102,10 +102,11 @@ def _scalars_as_arrays(st) -> None:
     dtype where the result has that dtype too: NumPy rounds the number to it before
     computing (NEP 50), so the values, warnings included, are the number's."""
     out = st.out_meta
-    if not out or getattr(out[1], "kind", "") != "f" or len(st.args) != 2:
+    if not out or getattr(out[1], "kind", "") != "f" or len(st.args) != 2 \
+            or len(st.arg_meta) != 2:
         return
-    for i, (a, m) in enumerate(zip(st.args, st.arg_meta or (None, None))):
-        other = st.arg_meta[1 - i] if len(st.arg_meta) == 2 else None
+    for i in (0, 1):
+        a, other = st.args[i], st.arg_meta[1 - i]
         if type(a) in (int, float) and other is not None and other[1] == out[1]:
             with np.errstate(all="ignore"):  # a number beyond float16's range: inf, as NumPy
                 value = np.array(a, dtype=out[1])
